@@ -1,0 +1,37 @@
+#include "compare/finding.h"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+namespace denpex {
+
+const char* to_string(Severity s) { return s == Severity::error ? "error" : "warning"; }
+
+void to_json(nlohmann::json& j, const Finding& f) {
+  j = {{"code", f.code},     {"severity", to_string(f.severity)}, {"ranks", f.ranks},
+       {"hosts", f.hosts},   {"message", f.message},              {"expected", f.expected},
+       {"found", f.found},   {"fix", f.fix}};
+  if (!f.comm.empty()) {
+    j["comm"] = f.comm;
+    j["seq"] = f.seq;
+  }
+}
+
+void sort_findings(std::vector<Finding>* findings) {
+  std::stable_sort(findings->begin(), findings->end(), [](const Finding& a, const Finding& b) {
+    if (a.severity != b.severity) return a.severity == Severity::error;
+    if (a.code != b.code) return a.code < b.code;
+    int ra = a.ranks.empty() ? -1 : a.ranks.front();
+    int rb = b.ranks.empty() ? -1 : b.ranks.front();
+    return ra < rb;
+  });
+}
+
+bool rejects(const std::vector<Finding>& findings, bool strict) {
+  return std::any_of(findings.begin(), findings.end(), [strict](const Finding& f) {
+    return f.severity == Severity::error || strict;
+  });
+}
+
+}  // namespace denpex

@@ -1,0 +1,39 @@
+// A finding: one thing wrong (or worth knowing) about a job, the ranks and hosts it blames, and
+// how to fix it. Codes and JSON shape: ../shared/CONTRACT.md "Finding codes".
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace denpex {
+
+enum class Severity { warning, error };
+
+const char* to_string(Severity s);
+
+struct Finding {
+  std::string code;          // contract finding code, e.g. "nccl-version-mismatch"
+  Severity severity = Severity::error;
+  std::vector<int> ranks;    // blamed ranks, sorted ascending, no duplicates
+  std::vector<std::string> hosts;  // hosts of the blamed ranks, sorted, no duplicates
+  std::string message;       // one sentence naming ranks, hosts and what differs
+  std::string expected;      // the majority / baseline value ("" when not applicable)
+  std::string found;         // the blamed ranks' value
+  std::string fix;           // what a person does about it
+
+  // Collectives mode only (comm.empty() elsewhere).
+  std::string comm;          // communicator identity
+  long long seq = -1;        // 0-based position in that communicator's sequence
+};
+
+void to_json(nlohmann::json& j, const Finding& f);
+
+// Findings ordered most severe first, then by code, then by first blamed rank; stable.
+void sort_findings(std::vector<Finding>* findings);
+
+// True when a finding of this severity rejects the job (`strict`: warnings reject too).
+bool rejects(const std::vector<Finding>& findings, bool strict);
+
+}  // namespace denpex

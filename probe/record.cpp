@@ -1,0 +1,324 @@
+#include "probe/record.h"
+
+#include <nlohmann/json.hpp>
+
+namespace denpex {
+
+using nlohmann::json;
+
+const char* to_string(NcclStatus s) {
+  switch (s) {
+    case NcclStatus::ok: return "ok";
+    case NcclStatus::missing: return "missing";
+    case NcclStatus::unloadable: return "unloadable";
+    case NcclStatus::not_loaded: return "not-loaded";
+  }
+  return "missing";
+}
+
+const char* to_string(TorchStatus s) {
+  switch (s) {
+    case TorchStatus::ok: return "ok";
+    case TorchStatus::missing: return "missing";
+    case TorchStatus::error: return "error";
+  }
+  return "missing";
+}
+
+const char* to_string(DriverStatus s) {
+  switch (s) {
+    case DriverStatus::ok: return "ok";
+    case DriverStatus::missing: return "missing";
+    case DriverStatus::stub: return "stub";
+    case DriverStatus::error: return "error";
+  }
+  return "missing";
+}
+
+const char* to_string(PluginStatus s) {
+  switch (s) {
+    case PluginStatus::ok: return "ok";
+    case PluginStatus::missing: return "missing";
+    case PluginStatus::disabled: return "disabled";
+    case PluginStatus::error: return "error";
+  }
+  return "missing";
+}
+
+namespace {
+
+// Empty strings and zeros are left out so records stay small; readers default them.
+void put(json& j, const char* key, const std::string& v) {
+  if (!v.empty()) j[key] = v;
+}
+
+json nccl_json(const NcclInfo& n) {
+  json j = {{"status", to_string(n.status)}};
+  put(j, "path", n.path);
+  put(j, "version", n.version);
+  if (n.version_code) j["version_code"] = n.version_code;
+  put(j, "cuda_build", n.cuda_build);
+  put(j, "method", n.method);
+  put(j, "origin", n.origin);
+  put(j, "static_version", n.static_version);
+  put(j, "error", n.error);
+  return j;
+}
+
+json plugin_json(const PluginInfo& p) {
+  json j = {{"status", to_string(p.status)}};
+  put(j, "requested", p.requested);
+  put(j, "path", p.path);
+  if (!p.api_versions.empty()) j["api_versions"] = p.api_versions;
+  put(j, "error", p.error);
+  return j;
+}
+
+json body_json(const RankRecord& r) {
+  json j;
+  put(j, "probe_version", r.probe_version);
+  put(j, "arch", r.arch);
+  j["container"] = r.container;
+  put(j, "mode", r.mode);
+  put(j, "root", r.root);
+  j["nccl"] = nccl_json(r.nccl);
+  j["system_nccl"] = nccl_json(r.system_nccl);
+  json cands = json::array();
+  for (const auto& c : r.nccl_candidates) {
+    json cj = {{"path", c.path}, {"version", c.version}, {"origin", c.origin}};
+    put(cj, "cuda_build", c.cuda_build);
+    cands.push_back(cj);
+  }
+  j["nccl_candidates"] = cands;
+
+  json t = {{"status", to_string(r.torch.status)}};
+  put(t, "version", r.torch.version);
+  put(t, "cuda", r.torch.cuda);
+  put(t, "path", r.torch.path);
+  put(t, "site_packages", r.torch.site_packages);
+  put(t, "libtorch_cuda", r.torch.libtorch_cuda);
+  put(t, "error", r.torch.error);
+  if (r.torch.status == TorchStatus::ok) {
+    json tn = json::object();
+    put(tn, "path", r.torch.nccl.path);
+    put(tn, "version", r.torch.nccl.version);
+    put(tn, "cuda_build", r.torch.nccl.cuda_build);
+    put(tn, "linkage", r.torch.nccl.linkage);
+    t["nccl"] = tn;
+    if (!r.torch.bundled.path.empty()) {
+      json tb = json::object();
+      put(tb, "path", r.torch.bundled.path);
+      put(tb, "version", r.torch.bundled.version);
+      put(tb, "cuda_build", r.torch.bundled.cuda_build);
+      put(tb, "linkage", r.torch.bundled.linkage);
+      t["bundled_nccl"] = tb;
+    }
+  }
+  j["torch"] = t;
+
+  json abi = json::array();
+  for (const auto& a : r.abi) {
+    abi.push_back({{"consumer", a.consumer},
+                   {"library", a.library},
+                   {"imported", a.imported},
+                   {"missing", a.missing}});
+  }
+  j["abi"] = abi;
+
+  json d = {{"status", to_string(r.cuda_driver.status)}};
+  put(d, "cuda_version", r.cuda_driver.cuda_version);
+  if (r.cuda_driver.driver_api_version) d["driver_api_version"] = r.cuda_driver.driver_api_version;
+  put(d, "library", r.cuda_driver.library);
+  put(d, "library_version", r.cuda_driver.library_version);
+  put(d, "kernel_module_version", r.cuda_driver.kernel_module_version);
+  put(d, "error", r.cuda_driver.error);
+  j["cuda_driver"] = d;
+
+  j["net_plugin"] = plugin_json(r.net_plugin);
+  j["tuner_plugin"] = plugin_json(r.tuner_plugin);
+  j["profiler_plugin"] = plugin_json(r.profiler_plugin);
+  j["nccl_env"] = r.nccl_env;
+  j["nccl_conf"] = r.nccl_conf;
+  j["untrusted_libraries"] = r.untrusted_libraries;
+  j["probe_errors"] = r.probe_errors;
+  return j;
+}
+
+// Readers: throw json exceptions on a wrong type; record_from_json turns them into an error
+// string at the boundary so no exception leaves this file.
+std::string str(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return "";
+  return it->get<std::string>();
+}
+
+template <typename Enum>
+Enum enum_from(const json& j, const char* key, std::initializer_list<Enum> all, Enum dflt) {
+  std::string s = str(j, key);
+  if (s.empty()) return dflt;
+  for (Enum e : all)
+    if (s == to_string(e)) return e;
+  throw std::runtime_error(std::string("unknown ") + key + " \"" + s + "\"");
+}
+
+NcclInfo nccl_from(const json& j) {
+  NcclInfo n;
+  if (!j.is_object()) throw std::runtime_error("\"nccl\" is not an object");
+  n.status = enum_from(j, "status",
+                       {NcclStatus::ok, NcclStatus::missing, NcclStatus::unloadable,
+                        NcclStatus::not_loaded},
+                       NcclStatus::missing);
+  n.path = str(j, "path");
+  n.version = str(j, "version");
+  n.version_code = j.value("version_code", 0);
+  n.cuda_build = str(j, "cuda_build");
+  n.method = str(j, "method");
+  n.origin = str(j, "origin");
+  n.static_version = str(j, "static_version");
+  n.error = str(j, "error");
+  return n;
+}
+
+PluginInfo plugin_from(const json& j) {
+  PluginInfo p;
+  if (!j.is_object()) return p;
+  p.status = enum_from(j, "status",
+                       {PluginStatus::ok, PluginStatus::missing, PluginStatus::disabled,
+                        PluginStatus::error},
+                       PluginStatus::missing);
+  p.requested = str(j, "requested");
+  p.path = str(j, "path");
+  if (j.contains("api_versions")) p.api_versions = j.at("api_versions").get<std::vector<std::string>>();
+  p.error = str(j, "error");
+  return p;
+}
+
+std::map<std::string, std::string> string_map(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return {};
+  return it->get<std::map<std::string, std::string>>();
+}
+
+std::vector<std::string> string_list(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return {};
+  return it->get<std::vector<std::string>>();
+}
+
+}  // namespace
+
+void to_json(json& j, const RankRecord& r) {
+  j = body_json(r);
+  j["rank"] = r.rank;
+  j["host"] = r.host;
+  j["pid"] = r.pid;
+}
+
+bool record_from_json(const json& j, RankRecord* out, std::string* error) {
+  try {
+    if (!j.is_object()) {
+      *error = "not a JSON object";
+      return false;
+    }
+    for (const char* key : {"rank", "host", "nccl"}) {
+      if (!j.contains(key)) {
+        *error = std::string("missing required key \"") + key + "\"";
+        return false;
+      }
+    }
+    RankRecord r;
+    r.rank = j.at("rank").get<int>();
+    r.host = j.at("host").get<std::string>();
+    r.pid = j.value("pid", 0L);
+    r.probe_version = str(j, "probe_version");
+    r.arch = str(j, "arch");
+    r.container = j.value("container", false);
+    r.mode = str(j, "mode");
+    r.root = str(j, "root");
+    r.nccl = nccl_from(j.at("nccl"));
+    if (j.contains("system_nccl")) r.system_nccl = nccl_from(j.at("system_nccl"));
+    if (j.contains("nccl_candidates")) {
+      for (const auto& c : j.at("nccl_candidates")) {
+        r.nccl_candidates.push_back(
+            {str(c, "path"), str(c, "version"), str(c, "cuda_build"), str(c, "origin")});
+      }
+    }
+    if (j.contains("torch") && j.at("torch").is_object()) {
+      const json& t = j.at("torch");
+      r.torch.status = enum_from(t, "status",
+                                 {TorchStatus::ok, TorchStatus::missing, TorchStatus::error},
+                                 TorchStatus::missing);
+      r.torch.version = str(t, "version");
+      r.torch.cuda = str(t, "cuda");
+      r.torch.path = str(t, "path");
+      r.torch.site_packages = str(t, "site_packages");
+      r.torch.libtorch_cuda = str(t, "libtorch_cuda");
+      r.torch.error = str(t, "error");
+      if (t.contains("nccl") && t.at("nccl").is_object()) {
+        const json& tn = t.at("nccl");
+        r.torch.nccl = {str(tn, "path"), str(tn, "version"), str(tn, "cuda_build"),
+                        str(tn, "linkage")};
+      }
+      if (t.contains("bundled_nccl") && t.at("bundled_nccl").is_object()) {
+        const json& tb = t.at("bundled_nccl");
+        r.torch.bundled = {str(tb, "path"), str(tb, "version"), str(tb, "cuda_build"),
+                           str(tb, "linkage")};
+      }
+    }
+    if (j.contains("abi")) {
+      for (const auto& a : j.at("abi")) {
+        r.abi.push_back({str(a, "consumer"), str(a, "library"), string_list(a, "imported"),
+                         string_list(a, "missing")});
+      }
+    }
+    if (j.contains("cuda_driver") && j.at("cuda_driver").is_object()) {
+      const json& d = j.at("cuda_driver");
+      r.cuda_driver.status = enum_from(
+          d, "status",
+          {DriverStatus::ok, DriverStatus::missing, DriverStatus::stub, DriverStatus::error},
+          DriverStatus::missing);
+      r.cuda_driver.cuda_version = str(d, "cuda_version");
+      r.cuda_driver.driver_api_version = d.value("driver_api_version", 0);
+      r.cuda_driver.library = str(d, "library");
+      r.cuda_driver.library_version = str(d, "library_version");
+      r.cuda_driver.kernel_module_version = str(d, "kernel_module_version");
+      r.cuda_driver.error = str(d, "error");
+    }
+    if (j.contains("net_plugin")) r.net_plugin = plugin_from(j.at("net_plugin"));
+    if (j.contains("tuner_plugin")) r.tuner_plugin = plugin_from(j.at("tuner_plugin"));
+    if (j.contains("profiler_plugin")) r.profiler_plugin = plugin_from(j.at("profiler_plugin"));
+    r.nccl_env = string_map(j, "nccl_env");
+    r.nccl_conf = string_map(j, "nccl_conf");
+    r.untrusted_libraries = string_list(j, "untrusted_libraries");
+    r.probe_errors = string_list(j, "probe_errors");
+    *out = std::move(r);
+    return true;
+  } catch (const std::exception& e) {
+    *error = e.what();
+    return false;
+  }
+}
+
+std::string configuration_json(const RankRecord& r) { return body_json(r).dump(); }
+
+unsigned long long configuration_digest(const RankRecord& r) {
+  unsigned long long h = 1469598103934665603ULL;
+  for (unsigned char c : configuration_json(r)) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+std::string nccl_version_from_code(int code) {
+  if (code <= 0) return "";
+  // NCCL 2.9 changed NCCL_VERSION_CODE from major*1000+minor*100+patch to major*10000+minor*100+
+  // patch (nccl.h.in, NCCL_VERSION macro); PyTorch's decoder splits on the same 2900 boundary.
+  int base = code < 2900 ? 1000 : 10000;
+  int major = code / base;
+  int minor = (code % base) / 100;
+  int patch = code % 100;
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+}
+
+}  // namespace denpex

@@ -1,0 +1,153 @@
+// The rank record: everything one process found about the NCCL, CUDA driver, PyTorch and
+// NCCL settings it would really use. Plain structs with explicit status values; this header is
+// the schema shared by probe/ (which fills it), collect/ (which moves it) and compare/ (which
+// judges it). It depends on nothing but nlohmann_json.
+//
+// JSON shape: ../shared/CONTRACT.md "The rank record". Extra keys are additions, never renames.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace denpex {
+
+// How an NCCL library was read.
+//   ok          found and confirmed live (dlopen + ncclGetVersion in an isolated child)
+//   missing     nothing resolvable for the name
+//   unloadable  found, but not usable; `error` says why in words a person understands
+//   not_loaded  read statically only (under --root, or as root on a path others can write)
+enum class NcclStatus { ok, missing, unloadable, not_loaded };
+
+struct NcclInfo {
+  NcclStatus status = NcclStatus::missing;
+  std::string path;          // real path (symlinks resolved) of what the process gets
+  std::string version;       // "2.28.9"; empty when unknown
+  int version_code = 0;      // ncclGetVersion() value, or derived from the literal; 0 when unknown
+  std::string cuda_build;    // "13.0" from the "+cudaA.B" literal; empty when unknown
+  std::string method;        // "dlopen" (a libnccl file) or "static" (linked into a consumer)
+  std::string origin;        // how it was found: "LD_PRELOAD", "LD_LIBRARY_PATH", "ld.so.cache",
+                             // "default-dir", "rpath", "runpath", "torch-wheel", "torch-static"...
+  std::string static_version;  // version read from the file's literal ("" if none)
+  std::string error;           // why unloadable / missing; empty when ok
+};
+
+struct NcclCandidate {
+  std::string path;
+  std::string version;     // "" when no literal was found
+  std::string cuda_build;
+  std::string origin;      // "LD_LIBRARY_PATH", "ld.so.cache", "cuda-toolkit", "torch-wheel",
+                           // "python-env", "torch-static", "default-dir"
+};
+
+// PyTorch's NCCL: what libtorch_cuda.so would load.
+struct TorchNccl {
+  std::string path;
+  std::string version;
+  std::string cuda_build;
+  std::string linkage;   // "wheel", "static", "system", "" when unresolved
+};
+
+enum class TorchStatus { ok, missing, error };
+
+struct TorchInfo {
+  TorchStatus status = TorchStatus::missing;
+  std::string version;      // torch/version.py __version__
+  std::string cuda;         // torch/version.py cuda ("" for CPU builds)
+  std::string path;         // the torch package directory
+  std::string site_packages;
+  std::string libtorch_cuda;  // path of libtorch_cuda.so, "" for CPU builds
+  TorchNccl nccl;            // what libtorch_cuda.so would really load (or has linked in)
+  TorchNccl bundled;         // the NCCL wheel installed for this torch (nvidia/nccl/lib), even
+                             // when something else wins; empty when there is none
+  std::string error;
+};
+
+// The NCCL ABI check: symbols a consumer imports that the NCCL it would get lacks.
+struct AbiCheck {
+  std::string consumer;                       // e.g. .../torch/lib/libtorch_cuda.so
+  std::string library;                        // the libnccl it would bind to
+  std::vector<std::string> imported;          // nccl* symbols the consumer needs (sorted)
+  std::vector<std::string> missing;           // of those, not exported by `library` (sorted)
+};
+
+// cuda_driver.status per the contract: ok, missing, stub (CUDA_ERROR_STUB_LIBRARY = 34), error.
+enum class DriverStatus { ok, missing, stub, error };
+
+struct CudaDriverInfo {
+  DriverStatus status = DriverStatus::missing;
+  std::string cuda_version;            // "12.4" from cuDriverGetVersion; "" when unknown
+  int driver_api_version = 0;          // raw cuDriverGetVersion value (12040)
+  std::string library;                 // real path of the libcuda.so.1 that resolves
+  std::string library_version;         // "550.54.15" from the real file name
+  std::string kernel_module_version;   // /sys/module/nvidia/version or /proc/driver/nvidia/version
+  std::string error;
+};
+
+// A NCCL plugin (net, tuner, profiler) as NCCL would pick it.
+//   ok        a library resolved and its API symbols were read
+//   missing   nothing resolved (for net: NCCL falls back to its internal IB/socket transports)
+//   disabled  the variable is "none"
+//   error     resolved but unreadable (not an ELF, no plugin symbol)
+enum class PluginStatus { ok, missing, disabled, error };
+
+struct PluginInfo {
+  PluginStatus status = PluginStatus::missing;
+  std::string requested;                    // the env value, or the default name
+  std::string path;                         // real path of the library NCCL would load
+  std::vector<std::string> api_versions;    // e.g. "ncclNetPlugin_v8", sorted
+  std::string error;
+};
+
+struct RankRecord {
+  // Identity fields: excluded from configuration digests.
+  int rank = 0;
+  std::string host;
+  long pid = 0;
+
+  std::string probe_version;   // denpex-probe version that wrote this record
+  std::string arch;            // "x86_64", "aarch64"
+  bool container = false;      // /.dockerenv, /run/.containerenv, container= env
+  std::string mode;            // "live" or "static" (--root)
+  std::string root;            // the --root directory, "" for live probes
+
+  NcclInfo nccl;                          // the effective NCCL (PyTorch's when PyTorch is present)
+  NcclInfo system_nccl;                   // what a non-PyTorch process resolves for libnccl.so.2
+  std::vector<NcclCandidate> nccl_candidates;
+  TorchInfo torch;
+  std::vector<AbiCheck> abi;
+  CudaDriverInfo cuda_driver;
+  PluginInfo net_plugin;
+  PluginInfo tuner_plugin;
+  PluginInfo profiler_plugin;
+  std::map<std::string, std::string> nccl_env;     // NCCL_* from the environment
+  std::map<std::string, std::string> nccl_conf;    // NCCL_* from /etc/nccl.conf, ~/.nccl.conf
+  std::vector<std::string> untrusted_libraries;    // read statically, not loaded (as root)
+  std::vector<std::string> probe_errors;           // steps that failed or timed out, with reason
+};
+
+// String forms used in JSON and messages.
+const char* to_string(NcclStatus s);
+const char* to_string(TorchStatus s);
+const char* to_string(DriverStatus s);
+const char* to_string(PluginStatus s);
+
+void to_json(nlohmann::json& j, const RankRecord& r);
+
+// Parses a record. Returns false and sets *error (naming the key and what is wrong) when `j` is
+// not a rank record; never throws.
+bool record_from_json(const nlohmann::json& j, RankRecord* out, std::string* error);
+
+// The record as JSON without identity fields (rank, host, pid): two ranks with the same
+// configuration give byte-identical dumps.
+std::string configuration_json(const RankRecord& r);
+
+// 64-bit FNV-1a of configuration_json(r).
+unsigned long long configuration_digest(const RankRecord& r);
+
+// "2.28.9" from a version code; pre-2.9 codes (< 2900) use base 1000. "" for code <= 0.
+std::string nccl_version_from_code(int code);
+
+}  // namespace denpex
