@@ -1,0 +1,596 @@
+#include "compare/judge.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "compare/facts.h"
+#include "compare/fold.h"
+#include "compare/nccl_env.h"
+#include "compare/vote.h"
+
+namespace denpex {
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// One-process rules. The same problem in several groups (groups that differ in something else)
+// becomes one finding, so a driver missing on 512 hosts is one line, not one per configuration.
+
+struct LocalKey {
+  std::string code;
+  Severity severity;
+  std::string detail;  // the message after the subject: "resolves no NCCL library"
+  std::string expected;
+  std::string found;
+  std::string fix;
+  bool operator<(const LocalKey& o) const {
+    return std::tie(code, severity, detail, expected, found, fix) <
+           std::tie(o.code, o.severity, o.detail, o.expected, o.found, o.fix);
+  }
+};
+
+struct Blame {
+  std::set<int> ranks;
+  std::set<std::string> hosts;
+  void add(const std::vector<int>& r, const std::vector<std::string>& h) {
+    ranks.insert(r.begin(), r.end());
+    for (const auto& name : h)
+      if (!name.empty()) hosts.insert(name);
+  }
+};
+
+class LocalFindings {
+ public:
+  void add(const ConfigGroup& g, LocalKey key) { blame_[std::move(key)].add(g.ranks, g.hosts); }
+  void add(const std::vector<int>& ranks, const std::vector<std::string>& hosts, LocalKey key) {
+    blame_[std::move(key)].add(ranks, hosts);
+  }
+
+  void emit(std::vector<Finding>* out) const {
+    for (const auto& [key, blame] : blame_) {
+      Finding f;
+      f.code = key.code;
+      f.severity = key.severity;
+      f.ranks.assign(blame.ranks.begin(), blame.ranks.end());
+      f.hosts.assign(blame.hosts.begin(), blame.hosts.end());
+      f.message = fmt::format("{} {}", rank_phrase(f.ranks, f.hosts), key.detail);
+      f.expected = key.expected;
+      f.found = key.found;
+      f.fix = key.fix;
+      out->push_back(std::move(f));
+    }
+  }
+
+ private:
+  std::map<LocalKey, Blame> blame_;
+};
+
+// At most `max` items, then "and N more": symbol and path lists stay one line.
+std::string short_list(const std::vector<std::string>& items, std::size_t max) {
+  std::vector<std::string> head(items.begin(), items.begin() + std::min(max, items.size()));
+  std::string text = fmt::format("{}", fmt::join(head, ", "));
+  if (items.size() > max) text += fmt::format(" and {} more", items.size() - max);
+  return text;
+}
+
+void nccl_rules(const ConfigGroup& g, LocalFindings* out) {
+  const NcclInfo& n = g.record.nccl;
+  if (n.status == NcclStatus::missing) {
+    out->add(g, {"nccl-missing", Severity::error,
+                 n.error.empty() ? "resolves no NCCL library (libnccl.so.2)"
+                                 : fmt::format("resolves no NCCL library: {}", n.error),
+                 "libnccl.so.2", "missing",
+                 "install NCCL on these hosts (the libnccl2 package, or the nvidia-nccl-cu* wheel "
+                 "PyTorch was built with), or add its directory to LD_LIBRARY_PATH"});
+  }
+  if (n.status == NcclStatus::unloadable) {
+    std::string why = n.error.empty() ? "unknown reason" : n.error;
+    out->add(g, {"nccl-unloadable", Severity::error,
+                 fmt::format("has NCCL at {} that cannot be used: {}",
+                             n.path.empty() ? "an unknown path" : n.path, why),
+                 "a loadable libnccl.so.2", why,
+                 fmt::format("replace {} with an intact NCCL built for this machine, or remove it "
+                             "from the library search path so a working one is found",
+                             n.path.empty() ? "the broken library" : n.path)});
+  }
+  for (const AbiCheck& abi : g.record.abi) {
+    if (abi.missing.empty()) continue;
+    std::string symbols = short_list(abi.missing, 6);
+    std::string version = nccl_version_of(n);
+    std::string library = version.empty() ? abi.library
+                                          : fmt::format("{} (NCCL {})", abi.library, version);
+    out->add(g, {"nccl-abi-mismatch", Severity::error,
+                 fmt::format("would fail with \"undefined symbol: {}\": {} needs {} which {} does "
+                             "not export",
+                             abi.missing.front(), abi.consumer, symbols, library),
+                 fmt::format("an NCCL exporting {}", symbols), library,
+                 fmt::format("make {} load the NCCL it was built with (for a PyTorch wheel, its "
+                             "nvidia-nccl-cu* wheel): take {} off LD_LIBRARY_PATH/LD_PRELOAD, or "
+                             "install an NCCL new enough to export these symbols",
+                             abi.consumer, abi.library)});
+  }
+}
+
+void torch_nccl_rules(const ConfigGroup& g, LocalFindings* out) {
+  const TorchInfo& t = g.record.torch;
+  if (t.status != TorchStatus::ok || t.nccl.version.empty()) return;
+  // The system NCCL winning inside PyTorch (an LD_LIBRARY_PATH entry or LD_PRELOAD beats the
+  // wheel's RPATH) means PyTorch runs with an NCCL it was not built against.
+  if (t.nccl.linkage == "system" && !t.bundled.version.empty() &&
+      t.bundled.version != t.nccl.version) {
+    out->add(g, {"torch-nccl-mismatch", Severity::error,
+                 fmt::format("runs PyTorch {} with the system NCCL {} ({}) instead of its own NCCL "
+                             "{} ({})",
+                             t.version, t.nccl.version, t.nccl.path, t.bundled.version,
+                             t.bundled.path),
+                 t.bundled.version, t.nccl.version,
+                 fmt::format("remove the directory of {} from LD_LIBRARY_PATH/LD_PRELOAD in the "
+                             "job's environment so PyTorch loads {}, or install NCCL {} "
+                             "system-wide",
+                             t.nccl.path, t.bundled.path, t.bundled.version)});
+    return;
+  }
+  const NcclInfo& sys = g.record.system_nccl;
+  std::string sys_version = nccl_version_of(sys);
+  if (!nccl_found(sys) || sys_version.empty() || sys_version == t.nccl.version) return;
+  out->add(g, {"torch-nccl-mismatch", Severity::warning,
+               fmt::format("runs PyTorch {} with NCCL {} ({}, {}) while other programs resolve "
+                           "NCCL {} ({})",
+                           t.version, t.nccl.version, t.nccl.path,
+                           t.nccl.linkage.empty() ? "unknown linkage" : t.nccl.linkage,
+                           sys_version, sys.path),
+               t.nccl.version, sys_version,
+               fmt::format("harmless if only PyTorch uses NCCL; for other NCCL programs in the "
+                           "job (nccl-tests, MPI+NCCL codes) install NCCL {} system-wide or put "
+                           "PyTorch's NCCL directory on their LD_LIBRARY_PATH",
+                           t.nccl.version)});
+}
+
+void driver_rules(const ConfigGroup& g, const JudgeOptions& options, LocalFindings* out) {
+  const RankRecord& r = g.record;
+  const CudaDriverInfo& d = r.cuda_driver;
+  // Images carry no driver: the NVIDIA container toolkit injects the host's at run time.
+  if (d.status == DriverStatus::missing && r.mode != "static") {
+    out->add(g, {"cuda-driver-missing", options.require_gpu ? Severity::error : Severity::warning,
+                 d.error.empty() ? "has no NVIDIA driver library (libcuda.so.1)"
+                                 : fmt::format("has no NVIDIA driver library: {}", d.error),
+                 "libcuda.so.1", "missing",
+                 "install the NVIDIA driver on these hosts; in a container, start it with the "
+                 "NVIDIA container toolkit (--gpus, --runtime=nvidia) so the host's driver is "
+                 "mounted"});
+  }
+  if (d.status == DriverStatus::stub) {
+    out->add(g, {"cuda-driver-stub", Severity::error,
+                 fmt::format("loads the CUDA toolkit's stub {} as the driver (every CUDA call "
+                             "returns CUDA_ERROR_STUB_LIBRARY)",
+                             d.library.empty() ? "libcuda.so" : d.library),
+                 "the NVIDIA driver's libcuda.so.1", d.library.empty() ? "stub" : d.library,
+                 "remove the toolkit's lib64/stubs directory from LD_LIBRARY_PATH (and any "
+                 "libcuda.so.1 link to the stub) so the driver's own library is found"});
+  }
+  if (!d.library_version.empty() && !d.kernel_module_version.empty() &&
+      d.library_version != d.kernel_module_version) {
+    out->add(g, {"cuda-driver-kernel-mismatch", Severity::error,
+                 fmt::format("has user-space driver {} but kernel module {} (NVML: \"Driver/library "
+                             "version mismatch\")",
+                             d.library_version, d.kernel_module_version),
+                 d.kernel_module_version, d.library_version,
+                 fmt::format("reboot (or reload the nvidia kernel modules) after the driver "
+                             "update, or install user-space driver {} to match the module; do "
+                             "not bake libcuda into container images",
+                             d.kernel_module_version)});
+  }
+  if (d.status != DriverStatus::ok || d.cuda_version.empty()) return;
+  auto too_old = [&](const std::string& what, const std::string& built_for) {
+    out->add(g, {"cuda-driver-too-old", Severity::error,
+                 fmt::format("has {} built for CUDA {} but the driver{} supports CUDA {} at most",
+                             what, built_for,
+                             d.library_version.empty() ? "" : " " + d.library_version,
+                             d.cuda_version),
+                 fmt::format("a driver for CUDA {} or newer", built_for),
+                 fmt::format("CUDA {}", d.cuda_version),
+                 fmt::format("upgrade the NVIDIA driver to one that supports CUDA {}, or install a "
+                             "build of {} for CUDA {}",
+                             built_for, what, d.cuda_version)});
+  };
+  if (nccl_found(r.nccl) && !r.nccl.cuda_build.empty() &&
+      compare_cuda_versions(r.nccl.cuda_build, d.cuda_version) > 0) {
+    too_old(fmt::format("NCCL {}", nccl_version_of(r.nccl)), r.nccl.cuda_build);
+  }
+  if (r.torch.status == TorchStatus::ok && !r.torch.cuda.empty() &&
+      compare_cuda_versions(r.torch.cuda, d.cuda_version) > 0) {
+    too_old(fmt::format("PyTorch {}", r.torch.version), r.torch.cuda);
+  }
+}
+
+void untrusted_rule(const ConfigGroup& g, LocalFindings* out) {
+  const auto& libs = g.record.untrusted_libraries;
+  if (libs.empty()) return;
+  out->add(g, {"probe-untrusted-library", Severity::warning,
+               fmt::format("has {} writable by another user; read statically, not loaded: {}",
+                           libs.size() == 1 ? "a library" : fmt::format("{} libraries", libs.size()),
+                           short_list(libs, 4)),
+               "libraries writable only by root", short_list(libs, 4),
+               "make these files and their directories owned by root and not writable by group "
+               "or others (chown root, chmod go-w), or remove them"});
+}
+
+void timeout_rule(const std::vector<MissingRank>& missing, LocalFindings* out) {
+  for (const auto& m : missing) {
+    out->add({m.rank}, {m.host},
+             {"rank-timeout", Severity::error,
+              m.reason.empty() ? "did not report before the deadline"
+                               : fmt::format("did not report before the deadline: {}", m.reason),
+              "a report", "no report",
+              "check that these hosts are up and that the probe can run there (a library that "
+              "hangs while loading, a stuck file system); rerun with a longer --timeout to tell "
+              "slow from stuck"});
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cross-group rules.
+
+// How a rule talks about its attribute.
+struct Attribute {
+  const char* code;
+  Severity severity;
+  const char* topic;     // "NCCL version", for "no majority for the NCCL version"
+  const char* verb_one;  // "loads"
+  const char* verb_many; // "load"
+  VoteBy by;
+  // The value in a sentence. `first`: its first mention ("NCCL 2.27.3"), else the short form
+  // ("2.28.9") used after the reader knows what is compared.
+  std::function<std::string(const std::string& value, bool first)> describe;
+  std::string fix;
+  // The value as expected/found show it; identity when empty.
+  std::function<std::string(const std::string& value)> plain = nullptr;
+};
+
+std::string plain(const Attribute& a, const std::string& value) {
+  return a.plain ? a.plain(value) : value;
+}
+
+std::string verb(const Attribute& a, const std::vector<int>& ranks) {
+  return ranks.size() == 1 ? a.verb_one : a.verb_many;
+}
+
+Finding make_finding(const Attribute& a, const VoteValue& v) {
+  Finding f;
+  f.code = a.code;
+  f.severity = a.severity;
+  f.ranks = v.ranks;
+  f.hosts = v.hosts;
+  f.fix = a.fix;
+  return f;
+}
+
+// Findings from a vote: the minority values against the reference, or one finding naming every
+// value when the top ones tie.
+void judge_vote(const Attribute& a, const VoteResult& result, std::vector<Finding>* out) {
+  if (result.values.size() < 2) return;
+  if (result.reference >= 0) {
+    const VoteValue& ref = result.values[static_cast<std::size_t>(result.reference)];
+    const char* unit = a.by == VoteBy::ranks ? "rank" : "host";
+    for (std::size_t i = 0; i < result.values.size(); ++i) {
+      if (static_cast<int>(i) == result.reference) continue;
+      const VoteValue& v = result.values[i];
+      Finding f = make_finding(a, v);
+      f.expected = plain(a, ref.value);
+      f.found = plain(a, v.value);
+      f.message = fmt::format("{} {} {}, {} other {}{} {} {}", rank_phrase(v.ranks, v.hosts),
+                              verb(a, v.ranks), a.describe(v.value, true), ref.weight, unit,
+                              ref.weight == 1 ? "" : "s",
+                              ref.weight == 1 ? a.verb_one : a.verb_many,
+                              a.describe(ref.value, false));
+      out->push_back(std::move(f));
+    }
+    return;
+  }
+  // No reference: nobody can say which side is right, so every holder is named.
+  constexpr std::size_t kParts = 4;
+  Finding f;
+  f.code = a.code;
+  f.severity = a.severity;
+  f.fix = a.fix;
+  std::set<int> ranks;
+  std::set<std::string> hosts;
+  std::vector<std::string> parts, found;
+  for (const auto& v : result.values) {
+    ranks.insert(v.ranks.begin(), v.ranks.end());
+    hosts.insert(v.hosts.begin(), v.hosts.end());
+    found.push_back(fmt::format("{} ({} {})", plain(a, v.value), v.ranks.size() == 1 ? "rank" : "ranks",
+                                rank_ranges(v.ranks)));
+    if (parts.size() < kParts) {
+      parts.push_back(fmt::format("{} {} {}", rank_phrase(v.ranks, v.hosts), verb(a, v.ranks),
+                                  a.describe(v.value, true)));
+    }
+  }
+  f.ranks.assign(ranks.begin(), ranks.end());
+  f.hosts.assign(hosts.begin(), hosts.end());
+  f.found = fmt::format("{}", fmt::join(found, "; "));
+  std::string more = result.values.size() > kParts
+                         ? fmt::format("; and {} more values", result.values.size() - kParts)
+                         : "";
+  f.message = fmt::format("no majority for the {} ({} values, tied): {}{}", a.topic,
+                          result.values.size(), fmt::join(parts, "; "), more);
+  out->push_back(std::move(f));
+}
+
+// Findings for every holder of a value other than the baseline's.
+void judge_baseline(const Attribute& a, const VoteResult& result, const std::string& pinned,
+                    const Baseline& baseline, std::vector<Finding>* out) {
+  std::string source = baseline.source.empty() ? "the baseline" : "baseline " + baseline.source;
+  for (const auto& v : result.values) {
+    if (v.value == pinned) continue;
+    Finding f = make_finding(a, v);
+    f.expected = plain(a, pinned);
+    f.found = plain(a, v.value);
+    f.message = fmt::format("{} {} {}, {} pins {}", rank_phrase(v.ranks, v.hosts),
+                            verb(a, v.ranks), a.describe(v.value, true), source,
+                            a.describe(pinned, false));
+    out->push_back(std::move(f));
+  }
+}
+
+// Runs one attribute: the vote between groups, then the baseline when it pins a value.
+void judge_attribute(const Attribute& a, const std::vector<ConfigGroup>& groups,
+                     const std::function<bool(const RankRecord&, std::string*)>& value_of,
+                     const Baseline* baseline, const std::string* pinned,
+                     std::vector<Finding>* out) {
+  VoteResult result = vote(groups, value_of, a.by);
+  judge_vote(a, result, out);
+  if (baseline && pinned) judge_baseline(a, result, *pinned, *baseline, out);
+}
+
+std::string versioned(const char* what, const std::string& value, bool first) {
+  return first ? fmt::format("{} {}", what, value) : value;
+}
+
+void nccl_version_rules(const std::vector<ConfigGroup>& groups, const Baseline* baseline,
+                        std::vector<Finding>* out) {
+  Attribute version_attr{"nccl-version-mismatch", Severity::error, "NCCL version", "loads", "load",
+                    VoteBy::ranks,
+                    [](const std::string& v, bool first) { return versioned("NCCL", v, first); },
+                    "install the same NCCL version on every node (and in every container image), "
+                    "or pin one with LD_LIBRARY_PATH; ranks with different NCCL versions hang or "
+                    "fail at communicator init"};
+  auto version_of = [](const RankRecord& r, std::string* v) {
+    if (!nccl_found(r.nccl)) return false;  // nccl-missing / nccl-unloadable say it
+    *v = nccl_version_of(r.nccl);
+    return !v->empty();
+  };
+  const std::string* pinned =
+      baseline && !baseline->nccl_version.empty() ? &baseline->nccl_version : nullptr;
+  judge_attribute(version_attr, groups, version_of, baseline, pinned, out);
+
+  // Same version, different CUDA build: judged within each version, since across versions the
+  // version finding already says everything.
+  std::set<std::string> versions;
+  for (const auto& g : groups) {
+    std::string v;
+    if (version_of(g.record, &v)) versions.insert(v);
+  }
+  for (const auto& nccl_version : versions) {
+    Attribute build{"nccl-build-mismatch", Severity::warning, "NCCL CUDA build", "loads", "load",
+                    VoteBy::ranks,
+                    [nccl_version](const std::string& v, bool first) {
+                      return first ? fmt::format("NCCL {}+cuda{}", nccl_version, v)
+                                   : fmt::format("+cuda{}", v);
+                    },
+                    fmt::format("install the same NCCL {} package (built for one CUDA version) on "
+                                "every node",
+                                nccl_version)};
+    auto build_of = [&nccl_version, &version_of](const RankRecord& r, std::string* v) {
+      std::string version;
+      if (!version_of(r, &version) || version != nccl_version) return false;
+      *v = r.nccl.cuda_build;
+      return !v->empty();
+    };
+    bool pin = baseline && !baseline->nccl_cuda_build.empty() &&
+               (baseline->nccl_version.empty() || baseline->nccl_version == nccl_version);
+    judge_attribute(build, groups, build_of, baseline, pin ? &baseline->nccl_cuda_build : nullptr,
+                    out);
+  }
+}
+
+void torch_version_rule(const std::vector<ConfigGroup>& groups, const Baseline* baseline,
+                        std::vector<Finding>* out) {
+  Attribute a{"torch-version-mismatch", Severity::error, "PyTorch version", "runs", "run",
+              VoteBy::ranks,
+              [](const std::string& v, bool first) { return versioned("PyTorch", v, first); },
+              "install the same PyTorch version in every rank's Python environment (check the "
+              "container image, VIRTUAL_ENV/CONDA_PREFIX and PYTHONPATH on the blamed hosts)"};
+  // A rank without PyTorch is not running a different PyTorch (and a host report compared with
+  // a container's usually has none): only ranks that have PyTorch vote.
+  auto value_of = [](const RankRecord& r, std::string* v) {
+    if (r.torch.status != TorchStatus::ok || r.torch.version.empty()) return false;
+    *v = r.torch.version;
+    return true;
+  };
+  const std::string* pinned =
+      baseline && !baseline->torch_version.empty() ? &baseline->torch_version : nullptr;
+  judge_attribute(a, groups, value_of, baseline, pinned, out);
+}
+
+void driver_version_rules(const std::vector<ConfigGroup>& groups, const Baseline* baseline,
+                          std::vector<Finding>* out) {
+  const char* fix =
+      "install the same NVIDIA driver version on every node; mixed drivers are allowed by CUDA "
+      "but make failures host-dependent and hard to reproduce";
+  Attribute lib{"cuda-driver-version-mismatch", Severity::warning, "driver version", "runs",
+                "run", VoteBy::hosts,
+                [](const std::string& v, bool first) { return versioned("driver", v, first); },
+                fix};
+  auto lib_of = [](const RankRecord& r, std::string* v) {
+    if (r.cuda_driver.status != DriverStatus::ok) return false;
+    *v = r.cuda_driver.library_version;
+    return !v->empty();
+  };
+  const std::string* pinned = baseline && !baseline->driver_library_version.empty()
+                                  ? &baseline->driver_library_version
+                                  : nullptr;
+  judge_attribute(lib, groups, lib_of, baseline, pinned, out);
+
+  // The CUDA version a driver supports follows from its version, so between ranks only the
+  // library version is compared; a baseline may pin the CUDA version alone.
+  if (baseline && !baseline->driver_cuda_version.empty()) {
+    Attribute cuda{"cuda-driver-version-mismatch", Severity::warning, "driver CUDA version",
+                   "has", "have", VoteBy::hosts,
+                   [](const std::string& v, bool first) {
+                     return first ? fmt::format("a driver for CUDA {}", v) : "CUDA " + v;
+                   },
+                   fix};
+    auto cuda_of = [](const RankRecord& r, std::string* v) {
+      if (r.cuda_driver.status != DriverStatus::ok) return false;
+      *v = r.cuda_driver.cuda_version;
+      return !v->empty();
+    };
+    VoteResult result = vote(groups, cuda_of, VoteBy::hosts);
+    judge_baseline(cuda, result, baseline->driver_cuda_version, *baseline, out);
+  }
+}
+
+std::string describe_plugin(const std::string& summary, bool /*first*/) {
+  if (summary == "missing") return "no net plugin (NCCL's internal IB/socket transports)";
+  if (summary == "disabled") return "the net plugin disabled (NCCL_NET_PLUGIN=none)";
+  if (summary == "error") return "an unreadable net plugin";
+  if (summary.rfind("ok ", 0) == 0) return "net plugin " + summary.substr(3);
+  return "net plugin " + summary;
+}
+
+void net_plugin_rule(const std::vector<ConfigGroup>& groups, const Baseline* baseline,
+                     std::vector<Finding>* out) {
+  Attribute a{"nccl-net-plugin-mismatch", Severity::error, "NCCL net plugin", "gets", "get",
+              VoteBy::ranks, describe_plugin,
+              "install the same NCCL net plugin (libnccl-net.so, same version) on every node and "
+              "make NCCL_NET_PLUGIN and LD_LIBRARY_PATH find it the same way; a rank without the "
+              "plugin talks a different transport and the job hangs"};
+  judge_vote(a, vote(groups,
+                     [](const RankRecord& r, std::string* v) {
+                       *v = net_plugin_summary(r.net_plugin);
+                       return true;
+                     },
+                     VoteBy::ranks),
+             out);
+  if (!baseline || !baseline->pin_net_plugin) return;
+  // A baseline pins what the plugin is (status and API versions), not where a site installs it.
+  auto pinned_of = [](const std::string& status, const std::vector<std::string>& apis) {
+    return status == "ok" ? fmt::format("ok ({})", api_versions_text(apis)) : status;
+  };
+  Attribute pinned_attr = a;
+  pinned_attr.describe = [](const std::string& v, bool) {
+    if (v.rfind("ok ", 0) == 0) return "a net plugin with API " + v.substr(3);
+    return describe_plugin(v, true);
+  };
+  VoteResult result = vote(groups,
+                           [&](const RankRecord& r, std::string* v) {
+                             std::vector<std::string> apis = r.net_plugin.api_versions;
+                             std::sort(apis.begin(), apis.end());
+                             *v = pinned_of(to_string(r.net_plugin.status), apis);
+                             return true;
+                           },
+                           VoteBy::ranks);
+  judge_baseline(pinned_attr, result,
+                 pinned_of(baseline->net_plugin_status, baseline->net_plugin_api_versions),
+                 *baseline, out);
+}
+
+void env_rules(const std::vector<ConfigGroup>& groups, const Baseline* baseline,
+               std::vector<Finding>* out) {
+  std::set<std::string> names;
+  for (const auto& g : groups)
+    for (const auto& kv : effective_nccl_settings(g.record)) names.insert(kv.first);
+  bool pin = baseline && baseline->pin_nccl_env;
+  if (pin)
+    for (const auto& kv : baseline->nccl_env) names.insert(kv.first);
+
+  for (const auto& name : names) {
+    const WireVariable* wire = find_wire_variable(name);
+    std::string fix = fmt::format(
+        "set {} the same way on every rank, or nowhere; check the job script, the launcher's "
+        "exported variables (mpirun -x, srun --export) and /etc/nccl.conf or ~/.nccl.conf on "
+        "the blamed hosts",
+        name);
+    if (wire) fix += fmt::format(". It must match because it {}", wire->reason);
+    Attribute a{"nccl-env-mismatch", wire ? Severity::error : Severity::warning, name.c_str(),
+                "has", "have", VoteBy::ranks,
+                [name](const std::string& v, bool) {
+                  // Values are stored as "=value" so that "unset" and "set to empty" differ.
+                  return v.empty() ? name + " unset" : name + v;
+                },
+                fix};
+    a.plain = [](const std::string& v) { return v.empty() ? std::string("(unset)") : v.substr(1); };
+    auto value_of = [&name](const RankRecord& r, std::string* v) {
+      auto s = effective_nccl_settings(r);
+      auto it = s.find(name);
+      *v = it == s.end() ? "" : "=" + it->second;
+      return true;
+    };
+    VoteResult result = vote(groups, value_of, VoteBy::ranks);
+    judge_vote(a, result, out);
+    if (pin) {
+      auto it = baseline->nccl_env.find(name);
+      std::string pinned = it == baseline->nccl_env.end() ? "" : "=" + it->second;
+      judge_baseline(a, result, pinned, *baseline, out);
+    }
+  }
+}
+
+// A baseline finding that repeats a cross-group finding (same code, ranks, expected and found)
+// says nothing new: the majority is the baseline. Keep the first.
+void drop_duplicates(std::vector<Finding>* findings) {
+  std::set<std::tuple<std::string, std::vector<int>, std::string, std::string>> seen;
+  std::vector<Finding> kept;
+  for (auto& f : *findings) {
+    if (!seen.insert({f.code, f.ranks, f.expected, f.found}).second) continue;
+    kept.push_back(std::move(f));
+  }
+  *findings = std::move(kept);
+}
+
+}  // namespace
+
+std::vector<Finding> judge(const std::vector<ConfigGroup>& all_groups,
+                           const std::vector<MissingRank>& missing, const JudgeOptions& options) {
+  std::vector<Finding> findings;
+  try {
+    std::vector<ConfigGroup> groups;
+    for (const auto& g : all_groups)
+      if (!g.ranks.empty()) groups.push_back(g);
+    normalize_groups(&groups);
+
+    LocalFindings local;
+    for (const auto& g : groups) {
+      nccl_rules(g, &local);
+      torch_nccl_rules(g, &local);
+      driver_rules(g, options, &local);
+      untrusted_rule(g, &local);
+    }
+    timeout_rule(missing, &local);
+    local.emit(&findings);
+
+    const Baseline* baseline = options.baseline;
+    nccl_version_rules(groups, baseline, &findings);
+    torch_version_rule(groups, baseline, &findings);
+    driver_version_rules(groups, baseline, &findings);
+    net_plugin_rule(groups, baseline, &findings);
+    env_rules(groups, baseline, &findings);
+    drop_duplicates(&findings);
+  } catch (const std::exception& e) {
+    // Only allocation failure or a formatting bug can get here; a verdict must still come out,
+    // and it must not be a silent pass.
+    findings.push_back({"internal-error", Severity::error, {}, {},
+                        fmt::format("denpex-probe could not judge this job: {}", e.what()), "",
+                        "", "report this as a bug in denpex-probe", "", -1});
+  }
+  sort_findings(&findings);
+  return findings;
+}
+
+}  // namespace denpex

@@ -1,0 +1,149 @@
+#include "compare/report.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "compare/facts.h"
+#include "compare/fold.h"
+
+namespace denpex {
+
+using nlohmann::json;
+
+ClusterReport make_report(std::vector<ConfigGroup> configurations,
+                          std::vector<MissingRank> missing, std::vector<Finding> findings,
+                          int nranks, bool strict) {
+  ClusterReport report;
+  normalize_groups(&configurations);
+  sort_findings(&findings);
+  std::set<std::string> hosts;
+  for (const auto& g : configurations)
+    for (const auto& h : g.hosts)
+      if (!h.empty()) hosts.insert(h);
+  for (const auto& m : missing)
+    if (!m.host.empty()) hosts.insert(m.host);
+  report.nranks = nranks;
+  report.nhosts = static_cast<int>(hosts.size());
+  report.verdict = rejects(findings, strict) ? "reject" : "pass";
+  report.findings = std::move(findings);
+  report.configurations = std::move(configurations);
+  return report;
+}
+
+namespace {
+
+std::size_t count(const std::vector<Finding>& findings, Severity s) {
+  return static_cast<std::size_t>(std::count_if(
+      findings.begin(), findings.end(), [s](const Finding& f) { return f.severity == s; }));
+}
+
+std::string plural(std::size_t n, const char* one, const char* many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+// ANSI SGR codes, or nothing when colour is off.
+struct Palette {
+  bool on;
+  std::string paint(const std::string& text, const char* code) const {
+    return on ? fmt::format("\x1b[{}m{}\x1b[0m", code, text) : text;
+  }
+};
+
+// One line describing a configuration: what decides whether ranks can talk to each other.
+std::string configuration_line(const ConfigGroup& g) {
+  const RankRecord& r = g.record;
+  std::string nccl;
+  if (nccl_found(r.nccl)) {
+    nccl = fmt::format("NCCL {}{} {}", nccl_version_of(r.nccl),
+                       r.nccl.cuda_build.empty() ? "" : "+cuda" + r.nccl.cuda_build, r.nccl.path);
+  } else {
+    nccl = fmt::format("NCCL {}", to_string(r.nccl.status));
+  }
+  std::string torch = r.torch.status == TorchStatus::ok
+                          ? fmt::format("torch {}", r.torch.version)
+                          : std::string("no torch");
+  std::string driver;
+  if (r.cuda_driver.status == DriverStatus::ok) {
+    driver = fmt::format("driver {}{}", r.cuda_driver.library_version,
+                         r.cuda_driver.cuda_version.empty()
+                             ? ""
+                             : " (CUDA " + r.cuda_driver.cuda_version + ")");
+  } else {
+    driver = fmt::format("driver {}", to_string(r.cuda_driver.status));
+  }
+  return fmt::format("{}: {}; {}; {}", rank_phrase(g.ranks, g.hosts), nccl, torch, driver);
+}
+
+}  // namespace
+
+json report_json(const ClusterReport& report) {
+  json j;
+  j["schema"] = "denpex.report.v1";
+  j["verdict"] = report.verdict;
+  j["nranks"] = report.nranks;
+  j["nhosts"] = report.nhosts;
+  j["errors"] = count(report.findings, Severity::error);
+  j["warnings"] = count(report.findings, Severity::warning);
+  j["findings"] = report.findings;
+  json configurations = json::array();
+  for (const auto& g : report.configurations) {
+    configurations.push_back({{"ranks", g.ranks},
+                              {"hosts", g.hosts},
+                              {"digest", fmt::format("{:016x}", g.digest)},
+                              {"record", g.record}});
+  }
+  j["configurations"] = std::move(configurations);
+  if (!report.ranks.empty()) j["ranks"] = report.ranks;
+  if (report.bytes_at_root >= 0) j["bytes_at_root"] = report.bytes_at_root;
+  if (!report.mode.empty()) j["mode"] = report.mode;
+  return j;
+}
+
+std::string render_human(const ClusterReport& report, bool color) {
+  Palette p{color};
+  std::size_t errors = count(report.findings, Severity::error);
+  std::size_t warnings = count(report.findings, Severity::warning);
+  bool pass = report.verdict == "pass";
+  std::string out;
+  out += fmt::format("denpex-probe: {}  {}, {}  ({} on {})\n",
+                     p.paint(pass ? "PASS" : "REJECT", pass ? "1;32" : "1;31"),
+                     plural(errors, "error", "errors"), plural(warnings, "warning", "warnings"),
+                     plural(static_cast<std::size_t>(report.nranks), "rank", "ranks"),
+                     plural(static_cast<std::size_t>(report.nhosts), "host", "hosts"));
+
+  std::size_t shown = std::min(report.findings.size(), kMaxFindingsShown);
+  for (std::size_t i = 0; i < shown; ++i) {
+    const Finding& f = report.findings[i];
+    bool error = f.severity == Severity::error;
+    out += fmt::format("\n{} {}\n", p.paint(error ? "error  " : "warning", error ? "1;31" : "1;33"),
+                       p.paint(f.code, "1"));
+    out += fmt::format("  {}\n", f.message);
+    if (!f.expected.empty() || !f.found.empty()) {
+      out += fmt::format("  expected: {}   found: {}\n", f.expected.empty() ? "-" : f.expected,
+                         f.found.empty() ? "-" : f.found);
+    }
+    if (!f.fix.empty()) out += fmt::format("  fix: {}\n", f.fix);
+  }
+  if (report.findings.size() > shown) {
+    out += fmt::format("\n... and {} more (see --json)\n", report.findings.size() - shown);
+  }
+
+  if (!report.configurations.empty()) {
+    out += fmt::format("\n{}\n", p.paint(plural(report.configurations.size(), "configuration:",
+                                                "configurations:"),
+                                         "1"));
+    std::size_t nconf = std::min(report.configurations.size(), kMaxConfigurationsShown);
+    for (std::size_t i = 0; i < nconf; ++i) {
+      out += fmt::format("  [{}] {}\n", i + 1, configuration_line(report.configurations[i]));
+    }
+    if (report.configurations.size() > nconf) {
+      out += fmt::format("  ... and {} more (see --json)\n", report.configurations.size() - nconf);
+    }
+  }
+  return out;
+}
+
+}  // namespace denpex
