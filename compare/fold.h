@@ -24,9 +24,10 @@ std::string fold_hosts(std::vector<std::string> hosts);
 // The empty list gives "".
 std::string rank_ranges(const std::vector<int>& ranks);
 
-// Shortens a comma-separated list (a rank_ranges or fold_hosts result) to at most `max_chars`
-// characters, cutting at a comma that is not inside brackets and appending ",..." so that
-// messages stay one line at any scale. Returns `list` unchanged when it already fits.
+// Shortens a comma-separated list (a rank_ranges or fold_hosts result) so that messages stay one
+// line at any scale: keeps at most `max_chars` characters, cut after an item (preferring a comma
+// outside brackets), and appends ",..." (",...]" when the cut falls inside a bracket group, so
+// the text stays well formed). Returns `list` unchanged when it already fits.
 std::string abbreviate_list(const std::string& list, std::size_t max_chars);
 
 // "rank 3 on node2", "ranks 0-3,7 on node[1-2]", "ranks 4-5" (no hosts known): the subject of a

@@ -240,7 +240,7 @@ void timeout_rule(const std::vector<MissingRank>& missing, LocalFindings* out) {
 struct Attribute {
   const char* code;
   Severity severity;
-  const char* topic;     // "NCCL version", for "no majority for the NCCL version"
+  const char* topic;     // "the NCCL version", for "no majority for the NCCL version"
   const char* verb_one;  // "loads"
   const char* verb_many; // "load"
   VoteBy by;
@@ -317,7 +317,7 @@ void judge_vote(const Attribute& a, const VoteResult& result, std::vector<Findin
   std::string more = result.values.size() > kParts
                          ? fmt::format("; and {} more values", result.values.size() - kParts)
                          : "";
-  f.message = fmt::format("no majority for the {} ({} values, tied): {}{}", a.topic,
+  f.message = fmt::format("no majority for {} ({} values, tied): {}{}", a.topic,
                           result.values.size(), fmt::join(parts, "; "), more);
   out->push_back(std::move(f));
 }
@@ -354,7 +354,7 @@ std::string versioned(const char* what, const std::string& value, bool first) {
 
 void nccl_version_rules(const std::vector<ConfigGroup>& groups, const Baseline* baseline,
                         std::vector<Finding>* out) {
-  Attribute version_attr{"nccl-version-mismatch", Severity::error, "NCCL version", "loads", "load",
+  Attribute version_attr{"nccl-version-mismatch", Severity::error, "the NCCL version", "loads", "load",
                     VoteBy::ranks,
                     [](const std::string& v, bool first) { return versioned("NCCL", v, first); },
                     "install the same NCCL version on every node (and in every container image), "
@@ -377,7 +377,7 @@ void nccl_version_rules(const std::vector<ConfigGroup>& groups, const Baseline* 
     if (version_of(g.record, &v)) versions.insert(v);
   }
   for (const auto& nccl_version : versions) {
-    Attribute build{"nccl-build-mismatch", Severity::warning, "NCCL CUDA build", "loads", "load",
+    Attribute build{"nccl-build-mismatch", Severity::warning, "the CUDA build of NCCL", "loads", "load",
                     VoteBy::ranks,
                     [nccl_version](const std::string& v, bool first) {
                       return first ? fmt::format("NCCL {}+cuda{}", nccl_version, v)
@@ -401,7 +401,7 @@ void nccl_version_rules(const std::vector<ConfigGroup>& groups, const Baseline* 
 
 void torch_version_rule(const std::vector<ConfigGroup>& groups, const Baseline* baseline,
                         std::vector<Finding>* out) {
-  Attribute a{"torch-version-mismatch", Severity::error, "PyTorch version", "runs", "run",
+  Attribute a{"torch-version-mismatch", Severity::error, "the PyTorch version", "runs", "run",
               VoteBy::ranks,
               [](const std::string& v, bool first) { return versioned("PyTorch", v, first); },
               "install the same PyTorch version in every rank's Python environment (check the "
@@ -423,7 +423,7 @@ void driver_version_rules(const std::vector<ConfigGroup>& groups, const Baseline
   const char* fix =
       "install the same NVIDIA driver version on every node; mixed drivers are allowed by CUDA "
       "but make failures host-dependent and hard to reproduce";
-  Attribute lib{"cuda-driver-version-mismatch", Severity::warning, "driver version", "runs",
+  Attribute lib{"cuda-driver-version-mismatch", Severity::warning, "the driver version", "runs",
                 "run", VoteBy::hosts,
                 [](const std::string& v, bool first) { return versioned("driver", v, first); },
                 fix};
@@ -440,7 +440,7 @@ void driver_version_rules(const std::vector<ConfigGroup>& groups, const Baseline
   // The CUDA version a driver supports follows from its version, so between ranks only the
   // library version is compared; a baseline may pin the CUDA version alone.
   if (baseline && !baseline->driver_cuda_version.empty()) {
-    Attribute cuda{"cuda-driver-version-mismatch", Severity::warning, "driver CUDA version",
+    Attribute cuda{"cuda-driver-version-mismatch", Severity::warning, "the driver's CUDA version",
                    "has", "have", VoteBy::hosts,
                    [](const std::string& v, bool first) {
                      return first ? fmt::format("a driver for CUDA {}", v) : "CUDA " + v;
@@ -466,7 +466,7 @@ std::string describe_plugin(const std::string& summary, bool /*first*/) {
 
 void net_plugin_rule(const std::vector<ConfigGroup>& groups, const Baseline* baseline,
                      std::vector<Finding>* out) {
-  Attribute a{"nccl-net-plugin-mismatch", Severity::error, "NCCL net plugin", "gets", "get",
+  Attribute a{"nccl-net-plugin-mismatch", Severity::error, "the NCCL net plugin", "gets", "get",
               VoteBy::ranks, describe_plugin,
               "install the same NCCL net plugin (libnccl-net.so, same version) on every node and "
               "make NCCL_NET_PLUGIN and LD_LIBRARY_PATH find it the same way; a rank without the "

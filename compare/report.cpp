@@ -74,7 +74,10 @@ std::string configuration_line(const ConfigGroup& g) {
   } else {
     driver = fmt::format("driver {}", to_string(r.cuda_driver.status));
   }
-  return fmt::format("{}: {}; {}; {}", rank_phrase(g.ranks, g.hosts), nccl, torch, driver);
+  // Two lines: who (bounded by rank_phrase), then what; a long rank list never hides the versions.
+  return fmt::format("{}, {}: {}\n      {}; {}; {}",
+                     plural(g.ranks.size(), "rank", "ranks"), plural(g.hosts.size(), "host", "hosts"),
+                     rank_phrase(g.ranks, g.hosts), nccl, torch, driver);
 }
 
 }  // namespace
