@@ -1,0 +1,35 @@
+// denpex-probe: picks the run mode from the command line and the launcher variables, and turns
+// its result into the process exit code. Everything else lives in probe/, collect/, compare/.
+#include <unistd.h>
+
+#include "collect/launcher.h"
+#include "launch/collectives_cmd.h"
+#include "launch/options.h"
+#include "launch/run_modes.h"
+#include "probe/probe.h"
+
+int main(int argc, char** argv) {
+  using namespace denpex;
+  Options o;
+  switch (parse_options(argc, argv, &o)) {
+    case ParseStatus::exit_ok: return 0;
+    case ParseStatus::usage: return 2;
+    case ParseStatus::parsed: break;
+  }
+  switch (o.mode) {
+    case RunMode::compare: return run_compare(o);
+    case RunMode::collectives: {
+      CollectivesOptions c;
+      c.paths = o.paths;
+      c.json_path = o.json_path;
+      c.quiet = o.quiet;
+      c.strict = o.strict;
+      return run_collectives(c);
+    }
+    case RunMode::root: return run_single(o);
+    case RunMode::probe: break;
+  }
+  if (detect_launcher(current_environment()).kind != Launcher::none)
+    return run_mpi(o, &argc, &argv);
+  return run_single(o);
+}

@@ -1,0 +1,44 @@
+// The command line of ../shared/CONTRACT.md, parsed with CLI11 into one plain struct.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace denpex {
+
+enum class RunMode {
+  probe,        // alone, or every rank of an MPI job (chosen later from the launcher variables)
+  root,         // --root DIR: static inspection of a filesystem tree
+  compare,      // compare PATH...: saved rank records
+  collectives,  // collectives PATH...: collective traces and logs
+};
+
+struct Options {
+  RunMode mode = RunMode::probe;
+  std::vector<std::string> paths;         // compare / collectives inputs
+  std::string json_path;                  // --json ("" = none, "-" = stdout)
+  std::string rank_report;                // --rank-report (%r = rank, %h = host)
+  std::string baseline;                   // --baseline
+  std::string write_baseline;             // --write-baseline
+  std::vector<std::string> site_packages; // --site-packages (repeatable)
+  std::string root;                       // --root
+  std::string prometheus;                 // --prometheus FILE (node_exporter textfile)
+  double timeout = 30.0;                  // --timeout seconds for the whole run
+  bool require_gpu = false;               // --require-gpu
+  bool strict = false;                    // --strict
+  bool quiet = false;                     // -q / --quiet
+  std::string color = "auto";             // --color auto|always|never
+};
+
+// parsed    run with *out
+// exit_ok   --help or --version was printed; exit 0
+// usage     bad usage; one line was printed on stderr naming the option; exit 2
+enum class ParseStatus { parsed, exit_ok, usage };
+
+// Parses argv. Never throws.
+ParseStatus parse_options(int argc, char** argv, Options* out);
+
+// --rank-report's path with %r replaced by the rank and %h by the host name.
+std::string expand_report_path(const std::string& pattern, int rank, const std::string& host);
+
+}  // namespace denpex

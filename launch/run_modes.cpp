@@ -1,0 +1,163 @@
+#include "launch/run_modes.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "collect/mpi_job.h"
+#include "collect/saved_reports.h"
+#include "compare/report.h"
+#include "launch/judge_and_report.h"
+#include "probe/isolated_call.h"
+#include "probe/probe.h"
+
+namespace denpex {
+
+double step_timeout_for(double timeout) { return std::clamp(timeout / 4.0, 0.25, 10.0); }
+
+namespace {
+
+ProbeOptions probe_options(const Options& o) {
+  ProbeOptions p;
+  p.env = current_environment();
+  p.site_packages = o.site_packages;
+  p.root = o.root.empty() ? "/" : o.root;
+  p.step_timeout = step_timeout_for(o.timeout);
+  p.running_as_root = ::geteuid() == 0;
+  return p;
+}
+
+// Writes --rank-report. Returns false (message on stderr) when it cannot be written.
+bool write_rank_report(const Options& o, const RankRecord& r) {
+  if (o.rank_report.empty()) return true;
+  std::string error;
+  std::string path = expand_report_path(o.rank_report, r.rank, r.host);
+  if (!write_text_file(path, nlohmann::json(r).dump(2) + "\n", &error)) {
+    std::fprintf(stderr, "denpex-probe: --rank-report %s\n", error.c_str());
+    return false;
+  }
+  return true;
+}
+
+std::string host_name() {
+  char h[256] = {};
+  ::gethostname(h, sizeof h - 1);
+  return h;
+}
+
+}  // namespace
+
+int run_single(const Options& o) {
+  Baseline baseline;
+  bool have_baseline = false;
+  std::string error;
+  if (!load_baseline_option(o, &baseline, &have_baseline, &error)) {
+    std::fprintf(stderr, "denpex-probe: --baseline %s\n", error.c_str());
+    return 2;
+  }
+  if (!o.root.empty() && ::access(o.root.c_str(), R_OK | X_OK) != 0) {
+    std::fprintf(stderr, "denpex-probe: --root %s: not a readable directory\n", o.root.c_str());
+    return 2;
+  }
+  RankRecord r = probe_rank(probe_options(o));
+  if (!write_rank_report(o, r)) return 2;
+  JobResult job;
+  job.groups = group_records({r});
+  job.full_records = {r};
+  job.nranks = 1;
+  job.mode = o.root.empty() ? "single" : "root";
+  return judge_and_report(o, have_baseline ? &baseline : nullptr, std::move(job));
+}
+
+int run_mpi(const Options& o, int* argc, char*** argv) {
+  const double start = monotonic_seconds();
+  const double deadline = start + o.timeout;
+  // The probe runs in a child forked before MPI_Init (fork after it is unsafe with some
+  // transports), so MPI_Init is not held up by a slow probe and rank 0 can keep its deadline.
+  ProbeOptions po = probe_options(o);
+  IsolatedChild child = start_isolated([&po] { return nlohmann::json(probe_rank(po)).dump(); });
+
+  MpiJob mpi;
+  std::string error;
+  if (!MpiJob::start(argc, argv, &mpi, &error)) {
+    std::fprintf(stderr, "denpex-probe: %s\n", error.c_str());
+    return 2;
+  }
+  const std::string host = host_name();
+  IsolatedResult res = wait_isolated(&child, deadline - 0.5, 16u << 20);
+  RankRecord mine;
+  std::string failure;
+  bool have = false;
+  if (res.status == IsolatedStatus::ok) {
+    auto j = nlohmann::json::parse(res.output, nullptr, false);
+    have = !j.is_discarded() && record_from_json(j, &mine, &failure);
+    if (!have && failure.empty()) failure = "its probe wrote an unreadable record";
+  } else {
+    failure = fmt::format("its probe {}", describe(res, o.timeout));
+  }
+  if (have) {
+    mine.rank = mpi.rank();
+    if (!write_rank_report(o, mine)) failure = "could not write --rank-report";
+  }
+
+  Baseline baseline;
+  bool have_baseline = false;
+  bool baseline_ok = true;
+  if (mpi.rank() == 0) baseline_ok = load_baseline_option(o, &baseline, &have_baseline, &error);
+
+  CollectResult cr = mpi.collect(have ? &mine : nullptr, host, failure, deadline);
+  int code = 0;
+  if (mpi.rank() == 0) {
+    if (!baseline_ok) {
+      std::fprintf(stderr, "denpex-probe: --baseline %s\n", error.c_str());
+      code = 2;
+    } else {
+      JobResult job;
+      job.groups = std::move(cr.groups);
+      job.missing = cr.missing;
+      job.nranks = cr.nranks;
+      job.bytes_at_root = cr.bytes_at_root;
+      job.mode = "mpi";
+      code = judge_and_report(o, have_baseline ? &baseline : nullptr, std::move(job));
+    }
+  }
+  std::string note;
+  // Ranks other than 0 wait past their own deadline: rank 0 may be judging still.
+  code = mpi.agree_exit_code(code, deadline + 30.0, &note);
+  if (!note.empty()) std::fprintf(stderr, "denpex-probe: %s\n", note.c_str());
+  mpi.finish(code, mpi.rank() == 0 && !cr.missing.empty());
+  return code;
+}
+
+int run_compare(const Options& o) {
+  Baseline baseline;
+  bool have_baseline = false;
+  std::string error;
+  if (!load_baseline_option(o, &baseline, &have_baseline, &error)) {
+    std::fprintf(stderr, "denpex-probe: --baseline %s\n", error.c_str());
+    return 2;
+  }
+  int renumbered = 0;
+  SavedRecords saved = load_saved_records(o.paths, &renumbered);
+  if (saved.status != SavedStatus::ok) {
+    std::fprintf(stderr, "denpex-probe: compare: %s\n", saved.error.c_str());
+    return 2;
+  }
+  JobResult job;
+  job.nranks = static_cast<int>(saved.records.size());
+  job.groups = group_records(saved.records);
+  if (job.nranks <= kMaxRanksWithFullRecords) job.full_records = saved.records;
+  job.mode = "compare";
+  if (renumbered > 0)
+    job.notes.push_back(fmt::format(
+        "{} record(s) repeated a rank number already seen (separate runs, e.g. per-node "
+        "prologs) and were given new rank numbers",
+        renumbered));
+  return judge_and_report(o, have_baseline ? &baseline : nullptr, std::move(job));
+}
+
+}  // namespace denpex

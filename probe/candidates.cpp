@@ -1,0 +1,63 @@
+#include "probe/candidates.h"
+
+#include <algorithm>
+#include <set>
+
+#include "probe/nccl_probe.h"
+
+namespace denpex {
+
+namespace {
+
+constexpr size_t kMaxDirEntries = 20000;
+
+struct Collector {
+  const ProbeContext& ctx;
+  std::set<std::string> seen;   // real view paths
+  std::vector<NcclCandidate> out;
+
+  void add_file(const std::string& view_path, const std::string& origin) {
+    Resolved r = resolve(ctx.loader.fs, view_path);
+    if (r.status != ResolveStatus::ok || !seen.insert(r.path).second) return;
+    NcclCandidate c;
+    c.path = r.path;
+    c.origin = origin;
+    read_nccl_literal(host_path(ctx.loader.fs, r.path), &c.version, &c.cuda_build);
+    out.push_back(std::move(c));
+  }
+
+  void scan_dir(const std::string& dir, const std::string& origin) {
+    std::vector<std::string> names = list_dir(ctx.loader.fs, dir, kMaxDirEntries, nullptr);
+    std::sort(names.begin(), names.end());
+    for (const auto& n : names)
+      if (n.rfind("libnccl.so", 0) == 0) add_file(join_path(dir, n), origin);
+  }
+};
+
+}  // namespace
+
+std::vector<NcclCandidate> find_nccl_candidates(const ProbeContext& ctx,
+                                                const std::vector<SitePackagesDir>& sites,
+                                                const NcclInfo& static_torch) {
+  Collector c{ctx, {}, {}};
+  for (const auto& d : ctx.loader.library_path) c.scan_dir(d, "LD_LIBRARY_PATH");
+  for (const auto& e : ctx.loader.cache.entries)
+    if (e.name.rfind("libnccl.so", 0) == 0 && e.flags == host_cache_flags())
+      c.add_file(e.path, "ld.so.cache");
+  for (const auto& d : ctx.loader.system_dirs) c.scan_dir(d, "system-dir");
+  // The CUDA toolkit's default install locations (/usr/local/cuda, /usr/local/cuda-X.Y).
+  std::vector<std::string> local = list_dir(ctx.loader.fs, "/usr/local", kMaxDirEntries, nullptr);
+  std::sort(local.begin(), local.end());
+  for (const auto& n : local) {
+    if (n.rfind("cuda", 0) != 0) continue;
+    for (const char* sub : {"lib", "lib64", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"})
+      c.scan_dir(join_path(join_path("/usr/local", n), sub), "cuda-toolkit");
+  }
+  for (const auto& s : sites) c.scan_dir(join_path(s.path, "nvidia/nccl/lib"), "python-env");
+  if (!static_torch.path.empty() && c.seen.insert(static_torch.path).second)
+    c.out.push_back({static_torch.path, static_torch.version, static_torch.cuda_build,
+                     "torch-static"});
+  return c.out;
+}
+
+}  // namespace denpex

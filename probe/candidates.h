@@ -1,0 +1,22 @@
+// Every NCCL a user could trip over on this node, read statically (nothing is loaded): what
+// LD_LIBRARY_PATH, the loader cache, the system directories, the CUDA toolkit's default install
+// locations and Python environments hold, and NCCL linked into libtorch_cuda.so.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "probe/probe_context.h"
+#include "probe/python_env.h"
+#include "probe/record.h"
+
+namespace denpex {
+
+// Candidates in discovery order, one per distinct real file; `static_torch` (may be empty) is a
+// libtorch_cuda.so with NCCL linked in. Directory listings are capped so a huge directory
+// cannot stall the probe.
+std::vector<NcclCandidate> find_nccl_candidates(const ProbeContext& ctx,
+                                                const std::vector<SitePackagesDir>& sites,
+                                                const NcclInfo& static_torch);
+
+}  // namespace denpex

@@ -1,0 +1,148 @@
+#include "probe/cuda_driver_probe.h"
+
+#include <dlfcn.h>
+
+#include <cctype>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "probe/isolated_call.h"
+#include "probe/trust.h"
+
+namespace denpex {
+
+namespace {
+
+constexpr int kCudaErrorStubLibrary = 34;
+
+bool is_version(const std::string& s) {
+  if (s.empty() || !std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  int dots = 0;
+  for (char c : s) {
+    if (c == '.') ++dots;
+    else if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  }
+  return dots >= 1;
+}
+
+// Runs in the isolated child: "R <rc> <version>" or "E <dlerror>".
+std::string ask_driver(const std::string& path) {
+  void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    const char* e = ::dlerror();
+    return std::string("E ") + (e ? e : "dlopen failed");
+  }
+  using GetVersion = int (*)(int*);
+  auto fn = reinterpret_cast<GetVersion>(::dlsym(h, "cuDriverGetVersion"));
+  if (!fn) return "E does not export cuDriverGetVersion";
+  int v = 0;
+  int rc = fn(&v);
+  return fmt::format("R {} {}", rc, v);
+}
+
+}  // namespace
+
+std::string driver_version_from_filename(const std::string& path) {
+  std::string base = path.substr(path.find_last_of('/') + 1);
+  const std::string prefix = "libcuda.so.";
+  if (base.rfind(prefix, 0) != 0) return "";
+  std::string v = base.substr(prefix.size());
+  return is_version(v) ? v : "";
+}
+
+std::string parse_kernel_module_version(const std::string& text) {
+  std::string first = text.substr(0, text.find('\n'));
+  // /proc/driver/nvidia/version puts the version after "Kernel Module" (and, for the open
+  // module, after "for <arch>"); /sys/module/nvidia/version holds just the version.
+  size_t from = first.find("Kernel Module");
+  std::string rest = from == std::string::npos ? first : first.substr(from);
+  size_t i = 0;
+  while (i < rest.size()) {
+    while (i < rest.size() && std::isspace(static_cast<unsigned char>(rest[i]))) ++i;
+    size_t j = i;
+    while (j < rest.size() && !std::isspace(static_cast<unsigned char>(rest[j]))) ++j;
+    std::string word = rest.substr(i, j - i);
+    if (is_version(word)) return word;
+    i = j;
+  }
+  return "";
+}
+
+std::string cuda_version_from_code(int code) {
+  if (code <= 0) return "";
+  return fmt::format("{}.{}", code / 1000, (code % 1000) / 10);
+}
+
+CudaDriverInfo probe_cuda_driver(const ProbeContext& ctx, std::vector<std::string>* untrusted) {
+  CudaDriverInfo d;
+  for (const auto& f : ctx.kernel_version_files) {
+    std::string text;
+    if (read_small_file(FsView{}, f, 4096, &text, nullptr)) {
+      d.kernel_module_version = parse_kernel_module_version(text);
+      if (!d.kernel_module_version.empty()) break;
+    }
+  }
+  Resolution res = resolve_library(ctx.loader, "libcuda.so.1", Requester{});
+  if (res.status == LoadStatus::not_found) {
+    d.status = DriverStatus::missing;
+    d.error = res.skipped.empty()
+                  ? "no libcuda.so.1 in LD_LIBRARY_PATH, the loader cache or the system "
+                    "library directories"
+                  : fmt::format("{} is {}", res.skipped.front().path, res.skipped.front().reason);
+    return d;
+  }
+  if (res.status == LoadStatus::fatal) {
+    d.status = DriverStatus::error;
+    d.library = res.path;
+    d.error = fmt::format("{}: {}", res.path, res.error);
+    return d;
+  }
+  d.library = res.real_path;
+  d.library_version = driver_version_from_filename(d.library);
+  const bool in_stubs = d.library.find("/stubs/") != std::string::npos;
+  const std::string host = host_path(ctx.loader.fs, d.library);
+  TrustCheck trust = check_trusted(host, ctx.running_as_root);
+  if (!ctx.allow_load || !trust.trusted) {
+    if (!trust.trusted && untrusted)
+      untrusted->push_back(fmt::format("{} ({})", d.library, trust.reason));
+    // Without loading it only the file's name and place speak: the toolkit installs its stub as
+    // .../stubs/libcuda.so, a real driver as libcuda.so.<version>.
+    d.status = in_stubs ? DriverStatus::stub : DriverStatus::ok;
+    if (d.status == DriverStatus::ok && d.library_version.empty())
+      d.error = "not loaded; no version in the file name";
+    return d;
+  }
+  IsolatedResult r = run_isolated([&] { return ask_driver(host); }, ctx.step_timeout);
+  if (r.status != IsolatedStatus::ok) {
+    d.status = DriverStatus::error;
+    d.error = fmt::format("cuDriverGetVersion in {} {}", d.library, describe(r, ctx.step_timeout));
+    return d;
+  }
+  if (r.output.rfind("R ", 0) != 0) {
+    d.status = DriverStatus::error;
+    d.error = fmt::format("loading {}: {}", d.library,
+                          r.output.size() > 2 ? r.output.substr(2) : "no answer");
+    return d;
+  }
+  char* end = nullptr;
+  int rc = static_cast<int>(std::strtol(r.output.c_str() + 2, &end, 10));
+  int v = static_cast<int>(std::strtol(end, nullptr, 10));
+  if (rc == kCudaErrorStubLibrary) {
+    d.status = DriverStatus::stub;
+    d.error = fmt::format("{} is the CUDA toolkit's stub driver (cuDriverGetVersion returned "
+                          "CUDA_ERROR_STUB_LIBRARY)", d.library);
+    return d;
+  }
+  if (rc != 0) {
+    d.status = DriverStatus::error;
+    d.error = fmt::format("cuDriverGetVersion returned CUDA error {}", rc);
+    return d;
+  }
+  d.status = DriverStatus::ok;
+  d.driver_api_version = v;
+  d.cuda_version = cuda_version_from_code(v);
+  return d;
+}
+
+}  // namespace denpex

@@ -1,0 +1,380 @@
+#include "probe/elf_file.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+
+namespace denpex {
+
+const char* to_string(ElfStatus s) {
+  switch (s) {
+    case ElfStatus::ok: return "ok";
+    case ElfStatus::not_found: return "not found";
+    case ElfStatus::not_file: return "not a regular file";
+    case ElfStatus::io_error: return "unreadable";
+    case ElfStatus::not_elf: return "not an ELF file";
+    case ElfStatus::truncated: return "truncated ELF file";
+    case ElfStatus::unsupported: return "unsupported ELF class";
+  }
+  return "unknown";
+}
+
+std::string machine_name(uint16_t machine) {
+  switch (machine) {
+    case EM_X86_64: return "x86_64";
+    case EM_AARCH64: return "aarch64";
+    case EM_PPC64: return "ppc64le";
+    case EM_386: return "i386";
+    case EM_ARM: return "arm";
+    case EM_RISCV: return "riscv64";
+    case EM_S390: return "s390x";
+    default: return "machine " + std::to_string(machine);
+  }
+}
+
+uint16_t host_machine() {
+#if defined(__x86_64__)
+  return EM_X86_64;
+#elif defined(__aarch64__)
+  return EM_AARCH64;
+#elif defined(__powerpc64__)
+  return EM_PPC64;
+#else
+  return EM_NONE;
+#endif
+}
+
+namespace {
+
+// Tables larger than this are treated as corrupt: real dynsym/dynstr of libtorch_cuda.so are a
+// few MB.
+constexpr uint64_t kMaxTable = 64ull << 20;
+
+class File {
+ public:
+  explicit File(const std::string& path) : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {}
+  ~File() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  File(const File&) = delete;
+  File& operator=(const File&) = delete;
+  int fd() const { return fd_; }
+
+  // Reads exactly n bytes at off. False on short read or error.
+  bool read(uint64_t off, void* buf, uint64_t n) const {
+    auto* p = static_cast<char*>(buf);
+    while (n > 0) {
+      ssize_t r = ::pread(fd_, p, n, static_cast<off_t>(off));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) return false;
+      p += r;
+      off += static_cast<uint64_t>(r);
+      n -= static_cast<uint64_t>(r);
+    }
+    return true;
+  }
+
+ private:
+  int fd_;
+};
+
+bool in_file(uint64_t off, uint64_t size, uint64_t file_size) {
+  return off <= file_size && size <= file_size - off;
+}
+
+std::vector<std::string> split_path_list(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = s.find(':', start);
+    if (end == std::string::npos) end = s.size();
+    if (end > start) out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+std::string string_at(const std::vector<char>& table, uint64_t off) {
+  if (off >= table.size()) return "";
+  const char* s = table.data() + off;
+  size_t max = table.size() - off;
+  return std::string(s, strnlen(s, max));
+}
+
+struct Sections {
+  std::vector<Elf64_Shdr> headers;
+};
+
+bool read_sections(const File& f, const Elf64_Ehdr& eh, uint64_t file_size, Sections* out,
+                   ElfInfo* info) {
+  if (eh.e_shoff == 0 || eh.e_shnum == 0) return true;  // stripped of section headers
+  if (eh.e_shentsize != sizeof(Elf64_Shdr)) {
+    info->status = ElfStatus::truncated;
+    info->error = "bad section header size";
+    return false;
+  }
+  uint64_t bytes = uint64_t(eh.e_shnum) * sizeof(Elf64_Shdr);
+  if (!in_file(eh.e_shoff, bytes, file_size)) {
+    info->status = ElfStatus::truncated;
+    info->error = "section headers lie past the end of the file";
+    return false;
+  }
+  out->headers.resize(eh.e_shnum);
+  if (!f.read(eh.e_shoff, out->headers.data(), bytes)) {
+    info->status = ElfStatus::io_error;
+    info->error = "cannot read section headers";
+    return false;
+  }
+  return true;
+}
+
+bool read_table(const File& f, uint64_t off, uint64_t size, uint64_t file_size,
+                std::vector<char>* out) {
+  if (size > kMaxTable || !in_file(off, size, file_size)) return false;
+  out->resize(size);
+  return size == 0 || f.read(off, out->data(), size);
+}
+
+// Section headers give the dynamic section and its string table directly; when they are absent
+// (stripped objects) the program headers still locate PT_DYNAMIC, and DT_STRTAB is mapped from
+// its virtual address through the PT_LOAD segments, as the loader does.
+bool read_dynamic(const File& f, const Elf64_Ehdr& eh, const Sections& sec, uint64_t file_size,
+                  ElfInfo* info) {
+  uint64_t dyn_off = 0, dyn_size = 0;
+  std::vector<char> strtab;
+  bool have_strtab = false;
+  for (const auto& sh : sec.headers) {
+    if (sh.sh_type == SHT_DYNAMIC) {
+      dyn_off = sh.sh_offset;
+      dyn_size = sh.sh_size;
+      if (sh.sh_link < sec.headers.size()) {
+        const auto& st = sec.headers[sh.sh_link];
+        have_strtab = read_table(f, st.sh_offset, st.sh_size, file_size, &strtab);
+      }
+      break;
+    }
+  }
+  std::vector<Elf64_Phdr> phdrs;
+  if (dyn_size == 0 && eh.e_phoff && eh.e_phnum && eh.e_phentsize == sizeof(Elf64_Phdr)) {
+    uint64_t bytes = uint64_t(eh.e_phnum) * sizeof(Elf64_Phdr);
+    if (!in_file(eh.e_phoff, bytes, file_size)) {
+      info->status = ElfStatus::truncated;
+      info->error = "program headers lie past the end of the file";
+      return false;
+    }
+    phdrs.resize(eh.e_phnum);
+    if (!f.read(eh.e_phoff, phdrs.data(), bytes)) return false;
+    for (const auto& ph : phdrs) {
+      if (ph.p_type == PT_DYNAMIC) {
+        dyn_off = ph.p_offset;
+        dyn_size = ph.p_filesz;
+      }
+    }
+  }
+  if (dyn_size == 0) return true;  // a static executable or an object without dynamic info
+  if (dyn_size > kMaxTable || !in_file(dyn_off, dyn_size, file_size)) {
+    info->status = ElfStatus::truncated;
+    info->error = "dynamic section lies past the end of the file";
+    return false;
+  }
+  std::vector<Elf64_Dyn> dyn(dyn_size / sizeof(Elf64_Dyn));
+  if (!f.read(dyn_off, dyn.data(), dyn.size() * sizeof(Elf64_Dyn))) {
+    info->status = ElfStatus::io_error;
+    info->error = "cannot read dynamic section";
+    return false;
+  }
+  if (!have_strtab) {
+    uint64_t str_vaddr = 0, str_size = 0;
+    for (const auto& d : dyn) {
+      if (d.d_tag == DT_STRTAB) str_vaddr = d.d_un.d_ptr;
+      if (d.d_tag == DT_STRSZ) str_size = d.d_un.d_val;
+    }
+    for (const auto& ph : phdrs) {
+      if (ph.p_type == PT_LOAD && str_vaddr >= ph.p_vaddr &&
+          str_vaddr - ph.p_vaddr < ph.p_filesz) {
+        have_strtab = read_table(f, ph.p_offset + (str_vaddr - ph.p_vaddr), str_size, file_size,
+                                 &strtab);
+      }
+    }
+    if (!have_strtab) {
+      info->status = ElfStatus::truncated;
+      info->error = "dynamic string table not found";
+      return false;
+    }
+  }
+  for (const auto& d : dyn) {
+    if (d.d_tag == DT_NULL) break;
+    switch (d.d_tag) {
+      case DT_NEEDED: info->needed.push_back(string_at(strtab, d.d_un.d_val)); break;
+      case DT_SONAME: info->soname = string_at(strtab, d.d_un.d_val); break;
+      case DT_RPATH: info->rpath = split_path_list(string_at(strtab, d.d_un.d_val)); break;
+      case DT_RUNPATH:
+        info->runpath = split_path_list(string_at(strtab, d.d_un.d_val));
+        info->has_runpath = true;
+        break;
+      default: break;
+    }
+  }
+  return true;
+}
+
+void read_dynsyms(const File& f, const Sections& sec, uint64_t file_size, ElfInfo* info) {
+  for (const auto& sh : sec.headers) {
+    if (sh.sh_type != SHT_DYNSYM || sh.sh_link >= sec.headers.size()) continue;
+    std::vector<char> strtab;
+    const auto& st = sec.headers[sh.sh_link];
+    if (!read_table(f, st.sh_offset, st.sh_size, file_size, &strtab)) return;
+    std::vector<char> raw;
+    if (!read_table(f, sh.sh_offset, sh.sh_size, file_size, &raw)) return;
+    size_t n = raw.size() / sizeof(Elf64_Sym);
+    info->dynsyms.reserve(n);
+    for (size_t i = 1; i < n; ++i) {  // entry 0 is the reserved null symbol
+      Elf64_Sym s;
+      std::memcpy(&s, raw.data() + i * sizeof(Elf64_Sym), sizeof s);
+      ElfSymbol out;
+      out.name = string_at(strtab, s.st_name);
+      if (out.name.empty()) continue;
+      out.defined = s.st_shndx != SHN_UNDEF;
+      out.weak = ELF64_ST_BIND(s.st_info) == STB_WEAK;
+      out.function = ELF64_ST_TYPE(s.st_info) == STT_FUNC;
+      info->dynsyms.push_back(std::move(out));
+    }
+    return;
+  }
+}
+
+}  // namespace
+
+ElfInfo read_elf(const std::string& path, bool symbols) {
+  ElfInfo info;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    info.status = errno == ENOENT || errno == ENOTDIR ? ElfStatus::not_found : ElfStatus::io_error;
+    info.error = std::strerror(errno);
+    return info;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    info.status = ElfStatus::not_file;
+    info.error = S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file";
+    return info;
+  }
+  info.file_size = static_cast<uint64_t>(st.st_size);
+  File f(path);
+  if (f.fd() < 0) {
+    info.status = ElfStatus::io_error;
+    info.error = std::strerror(errno);
+    return info;
+  }
+  unsigned char ident[EI_NIDENT] = {};
+  if (info.file_size < EI_NIDENT || !f.read(0, ident, EI_NIDENT) ||
+      std::memcmp(ident, ELFMAG, SELFMAG) != 0) {
+    info.status = ElfStatus::not_elf;
+    info.error = "no ELF magic";
+    return info;
+  }
+  info.elf_class = ident[EI_CLASS];
+  // e_type and e_machine sit at the same offsets for both classes, so a 32-bit object can still
+  // be named ("built for i386").
+  uint16_t type_machine[2] = {};
+  if (info.file_size < 20 || !f.read(16, type_machine, sizeof type_machine)) {
+    info.status = ElfStatus::truncated;
+    info.error = "ELF header is cut short";
+    return info;
+  }
+  info.type = type_machine[0];
+  info.machine = type_machine[1];
+  if (ident[EI_CLASS] != ELFCLASS64 || ident[EI_DATA] != ELFDATA2LSB) {
+    info.status = ElfStatus::unsupported;
+    info.error = ident[EI_CLASS] == ELFCLASS32 ? "32-bit ELF" : "big-endian ELF";
+    return info;
+  }
+  Elf64_Ehdr eh;
+  if (info.file_size < sizeof eh || !f.read(0, &eh, sizeof eh)) {
+    info.status = ElfStatus::truncated;
+    info.error = "ELF header is cut short";
+    return info;
+  }
+  Sections sec;
+  if (!read_sections(f, eh, info.file_size, &sec, &info)) return info;
+  if (!read_dynamic(f, eh, sec, info.file_size, &info)) return info;
+  if (symbols) read_dynsyms(f, sec, info.file_size, &info);
+  info.status = ElfStatus::ok;
+  return info;
+}
+
+namespace {
+
+// Scans [off, off+size) of the file in chunks for needle-prefixed NUL-terminated strings.
+// Chunks overlap by 256 bytes so a string that straddles a boundary is still seen whole.
+void scan_range(const File& f, uint64_t off, uint64_t size, const std::string& needle,
+                std::vector<std::string>* out) {
+  constexpr uint64_t kChunk = 4ull << 20;
+  constexpr uint64_t kOverlap = 256;
+  std::vector<char> buf;
+  uint64_t pos = off;
+  const uint64_t end = off + size;
+  while (pos < end) {
+    uint64_t n = std::min(kChunk, end - pos);
+    buf.resize(n);
+    if (!f.read(pos, buf.data(), n)) return;
+    const char* b = buf.data();
+    const char* e = b + n;
+    for (const char* p = b; (p = static_cast<const char*>(
+                                 memmem(p, static_cast<size_t>(e - p), needle.data(),
+                                        needle.size()))) != nullptr;
+         ++p) {
+      // Strings starting in the overlap tail are picked up by the next chunk.
+      if (pos + n < end && static_cast<uint64_t>(p - b) >= n - kOverlap) break;
+      size_t len = strnlen(p, static_cast<size_t>(std::min<std::ptrdiff_t>(e - p, 256)));
+      std::string s(p, len);
+      if (std::find(out->begin(), out->end(), s) == out->end()) out->push_back(s);
+    }
+    if (pos + n >= end) break;
+    pos += n - kOverlap;
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> find_strings(const std::string& path, const std::string& needle,
+                                      uint64_t max_scan) {
+  std::vector<std::string> out;
+  struct stat st {};
+  if (needle.empty() || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return out;
+  File f(path);
+  if (f.fd() < 0) return out;
+  const uint64_t file_size = static_cast<uint64_t>(st.st_size);
+  Elf64_Ehdr eh{};
+  bool elf64 = file_size >= sizeof eh && f.read(0, &eh, sizeof eh) &&
+               std::memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 &&
+               eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_shentsize == sizeof(Elf64_Shdr);
+  if (elf64 && eh.e_shnum > 0 && eh.e_shstrndx < eh.e_shnum) {
+    uint64_t bytes = uint64_t(eh.e_shnum) * sizeof(Elf64_Shdr);
+    std::vector<Elf64_Shdr> sh(eh.e_shnum);
+    std::vector<char> names;
+    if (in_file(eh.e_shoff, bytes, file_size) && f.read(eh.e_shoff, sh.data(), bytes) &&
+        read_table(f, sh[eh.e_shstrndx].sh_offset, sh[eh.e_shstrndx].sh_size, file_size,
+                   &names)) {
+      bool any = false;
+      for (const auto& s : sh) {
+        std::string name = string_at(names, s.sh_name);
+        if (s.sh_type != SHT_PROGBITS || name.rfind(".rodata", 0) != 0) continue;
+        if (!in_file(s.sh_offset, s.sh_size, file_size)) continue;
+        any = true;
+        scan_range(f, s.sh_offset, std::min(s.sh_size, max_scan), needle, &out);
+      }
+      if (any) return out;
+    }
+  }
+  // Not an ELF we can map by sections (or no .rodata): fall back to a bounded scan of the file.
+  scan_range(f, 0, std::min(file_size, max_scan), needle, &out);
+  return out;
+}
+
+}  // namespace denpex

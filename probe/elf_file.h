@@ -1,0 +1,64 @@
+// Reading what the loader would read from an ELF shared object, without loading it: class and
+// machine, the dynamic section (SONAME, NEEDED, RPATH, RUNPATH), the dynamic symbol table, and
+// the contents of a named section. Every read is bounded by the file size and by explicit caps,
+// so a truncated, hostile or 200 MB file costs at most a few reads.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace denpex {
+
+// ok          parsed; every field below is valid
+// not_found   the path does not exist (or is a dangling symlink)
+// not_file    a directory, device or other non-regular file
+// io_error    open/read failed for another reason (permissions...); `error` has errno text
+// not_elf     no ELF magic: random bytes, a text file, a linker script
+// truncated   ELF header or tables point past the end of the file
+// unsupported a 32-bit or big-endian ELF (the probe only reads 64-bit little-endian objects)
+enum class ElfStatus { ok, not_found, not_file, io_error, not_elf, truncated, unsupported };
+
+const char* to_string(ElfStatus s);
+
+struct ElfSymbol {
+  std::string name;
+  bool defined = false;   // st_shndx != SHN_UNDEF
+  bool weak = false;
+  bool function = false;
+};
+
+struct ElfInfo {
+  ElfStatus status = ElfStatus::not_found;
+  std::string error;                 // for io_error/truncated: what failed
+  uint16_t machine = 0;              // e_machine (EM_X86_64 = 62, EM_AARCH64 = 183)
+  uint8_t elf_class = 0;             // 1 = 32-bit, 2 = 64-bit
+  uint16_t type = 0;                 // e_type (ET_DYN = 3)
+  uint64_t file_size = 0;
+  std::string soname;
+  std::vector<std::string> needed;
+  std::vector<std::string> rpath;    // DT_RPATH split on ':', unexpanded ($ORIGIN kept)
+  std::vector<std::string> runpath;  // DT_RUNPATH split on ':', unexpanded
+  bool has_runpath = false;
+  std::vector<ElfSymbol> dynsyms;    // only when read with symbols=true
+};
+
+// Machine name for messages: "x86_64", "aarch64", "ppc64le", or "machine 1234".
+std::string machine_name(uint16_t machine);
+
+// The e_machine of the running program's architecture.
+uint16_t host_machine();
+
+// Reads headers, the dynamic section, and (when `symbols`) the dynamic symbol table of `path`.
+// Never throws; failure is in the returned status. Follows symlinks (callers resolve first when
+// that matters).
+ElfInfo read_elf(const std::string& path, bool symbols);
+
+// Searches the read-only data of `path` for every occurrence of `needle` and returns the
+// NUL-terminated strings that start with it (each capped at 256 bytes). Looks in .rodata (and
+// .rodata.*) when section headers exist; otherwise in the whole file, up to `max_scan` bytes.
+// Returns an empty vector when the file is unreadable or has no such string.
+std::vector<std::string> find_strings(const std::string& path, const std::string& needle,
+                                      uint64_t max_scan = 512ull << 20);
+
+}  // namespace denpex

@@ -1,0 +1,154 @@
+#include "probe/fs_view.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace denpex {
+
+std::string dir_name(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+std::string base_name(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string join_path(const std::string& a, const std::string& b) {
+  if (b.empty()) return a;
+  if (b[0] == '/' || a.empty()) return b;
+  if (a.back() == '/') return a + b;
+  return a + "/" + b;
+}
+
+std::string host_path(const FsView& fs, const std::string& view_path) {
+  if (fs.root.empty() || fs.root == "/") return view_path;
+  return fs.root + view_path;
+}
+
+namespace {
+
+std::vector<std::string> components(const std::string& p) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < p.size()) {
+    size_t j = p.find('/', i);
+    if (j == std::string::npos) j = p.size();
+    if (j > i) out.push_back(p.substr(i, j - i));
+    i = j + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+Resolved resolve(const FsView& fs, const std::string& view_path) {
+  Resolved r;
+  // Pending components, consumed from the back so a symlink's target can be pushed in front.
+  std::vector<std::string> todo = components(view_path);
+  std::reverse(todo.begin(), todo.end());
+  std::vector<std::string> done;
+  int links = 0;
+  while (!todo.empty()) {
+    std::string c = std::move(todo.back());
+    todo.pop_back();
+    if (c == ".") continue;
+    if (c == "..") {
+      if (!done.empty()) done.pop_back();  // ".." at the root stays at the root
+      continue;
+    }
+    std::string view = "/";
+    for (const auto& d : done) view = join_path(view, d);
+    view = join_path(view, c);
+    std::string host = host_path(fs, view);
+    struct stat st {};
+    if (::lstat(host.c_str(), &st) != 0) {
+      r.status = (errno == ENOENT || errno == ENOTDIR) ? ResolveStatus::not_found
+                                                       : ResolveStatus::error;
+      r.error = view + ": " + std::strerror(errno);
+      return r;
+    }
+    if (S_ISLNK(st.st_mode)) {
+      if (++links > 40) {
+        r.status = ResolveStatus::loop;
+        r.error = view_path + ": too many levels of symbolic links";
+        return r;
+      }
+      char buf[4096];
+      ssize_t n = ::readlink(host.c_str(), buf, sizeof buf - 1);
+      if (n < 0) {
+        r.status = ResolveStatus::error;
+        r.error = view + ": " + std::strerror(errno);
+        return r;
+      }
+      std::string target(buf, static_cast<size_t>(n));
+      if (!target.empty() && target[0] == '/') done.clear();
+      auto parts = components(target);
+      for (auto it = parts.rbegin(); it != parts.rend(); ++it) todo.push_back(*it);
+      continue;
+    }
+    if (!todo.empty() && !S_ISDIR(st.st_mode)) {
+      r.status = ResolveStatus::not_found;
+      r.error = view + ": not a directory";
+      return r;
+    }
+    done.push_back(c);
+  }
+  r.path = "/";
+  for (const auto& d : done) r.path = join_path(r.path, d);
+  r.status = ResolveStatus::ok;
+  return r;
+}
+
+std::vector<std::string> list_dir(const FsView& fs, const std::string& view_dir, size_t limit,
+                                  bool* truncated) {
+  std::vector<std::string> out;
+  if (truncated) *truncated = false;
+  DIR* d = ::opendir(host_path(fs, view_dir).c_str());
+  if (!d) return out;
+  while (struct dirent* e = ::readdir(d)) {
+    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+    if (out.size() >= limit) {
+      if (truncated) *truncated = true;
+      break;
+    }
+    out.emplace_back(e->d_name);
+  }
+  ::closedir(d);
+  return out;
+}
+
+bool read_small_file(const FsView& fs, const std::string& view_path, size_t limit,
+                     std::string* out, bool* truncated) {
+  if (truncated) *truncated = false;
+  // O_NONBLOCK: a FIFO planted where a file is expected must not block the probe.
+  int fd = ::open(host_path(fs, view_path).c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return false;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return false;
+  }
+  out->clear();
+  char buf[65536];
+  while (out->size() < limit) {
+    ssize_t n = ::read(fd, buf, std::min(sizeof buf, limit - out->size()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out->append(buf, static_cast<size_t>(n));
+  }
+  if (truncated && static_cast<uint64_t>(st.st_size) > limit) *truncated = true;
+  ::close(fd);
+  return true;
+}
+
+}  // namespace denpex

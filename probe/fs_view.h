@@ -1,0 +1,52 @@
+// A filesystem seen from a root directory: "/" for the live system, an unpacked image under
+// --root. Paths handed around in probe/ are *view* paths (what a process inside that root sees);
+// host_path() turns one into a path this process can open. Symlinks are followed the way a
+// process inside the root would follow them (an absolute target is taken inside the root), so
+// nothing outside an image is ever read.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace denpex {
+
+struct FsView {
+  std::string root = "/";  // host directory that is "/" in the view; no trailing slash except "/"
+};
+
+// ok         path exists; `path` is its view path with every symlink resolved
+// not_found  a component does not exist (dangling symlink included)
+// loop       more than 40 symlinks (the kernel's ELOOP bound)
+// error      another failure (permissions, path too long); `error` says which
+enum class ResolveStatus { ok, not_found, loop, error };
+
+struct Resolved {
+  ResolveStatus status = ResolveStatus::not_found;
+  std::string path;   // resolved view path (valid when ok)
+  std::string error;
+};
+
+// Host path of a view path. REQUIRES: view_path is absolute.
+std::string host_path(const FsView& fs, const std::string& view_path);
+
+// Resolves symlinks and "." / ".." in an absolute view path, never leaving the root.
+Resolved resolve(const FsView& fs, const std::string& view_path);
+
+// Entries of a view directory (names only, no "." and ".."), at most `limit`; empty when the
+// directory cannot be read. `truncated` (may be null) is set when the limit cut the listing.
+std::vector<std::string> list_dir(const FsView& fs, const std::string& view_dir, size_t limit,
+                                  bool* truncated);
+
+// Reads at most `limit` bytes of a view file. Returns false when it cannot be opened or is not
+// a regular file; sets *truncated (may be null) when the file was longer than `limit`.
+bool read_small_file(const FsView& fs, const std::string& view_path, size_t limit,
+                     std::string* out, bool* truncated);
+
+// Directory part of a path ("/a/b/c" -> "/a/b", "/a" -> "/").
+std::string dir_name(const std::string& path);
+// Last component ("/a/b/c" -> "c").
+std::string base_name(const std::string& path);
+// a + "/" + b, without doubling the slash; b absolute -> b.
+std::string join_path(const std::string& a, const std::string& b);
+
+}  // namespace denpex

@@ -1,0 +1,43 @@
+// The dynamic loader's cache (/etc/ld.so.cache, written by ldconfig): which file a soname maps
+// to when no RPATH/LD_LIBRARY_PATH/RUNPATH directory has it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace denpex {
+
+struct LdCacheEntry {
+  std::string name;   // soname, e.g. "libnccl.so.2"
+  std::string path;   // the file, as written by ldconfig
+  uint32_t flags = 0; // FLAG_ELF_LIBC6 | arch bits (0x0303 = x86-64 libc6)
+};
+
+// ok         parsed
+// missing    no cache file (containers without ldconfig run): not an error for the loader
+// malformed  not a cache this reader understands (magic, bounds); entries is empty
+enum class LdCacheStatus { ok, missing, malformed };
+
+struct LdCache {
+  LdCacheStatus status = LdCacheStatus::missing;
+  std::string error;
+  std::vector<LdCacheEntry> entries;  // in file order (the loader's lookup order)
+};
+
+// Reads glibc's "glibc-ld.so.cache1.1" format, alone or behind the old "ld.so-1.7.0" one.
+// Never throws; files larger than 64 MB are malformed.
+LdCache read_ld_cache(const std::string& path);
+
+// The cache's arch flags for this program's architecture (x86-64: 0x0303), 0 when unknown.
+uint32_t host_cache_flags();
+
+// First entry for `soname` with the host's arch flags (glibc's lookup returns the first match),
+// or nullptr.
+const LdCacheEntry* find_in_cache(const LdCache& cache, const std::string& soname);
+
+// Directories listed by an ld.so.conf file and its "include" globs, read with every path taken
+// inside `root` ("/" for the live system). Used under --root when an image has no cache.
+std::vector<std::string> read_ld_so_conf(const std::string& root, const std::string& conf_path);
+
+}  // namespace denpex

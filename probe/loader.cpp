@@ -1,0 +1,208 @@
+#include "probe/loader.h"
+
+#include <unistd.h>
+
+#include <climits>
+
+namespace denpex {
+
+std::vector<std::string> split_library_path(const std::string& value) {
+  std::vector<std::string> out;
+  if (value.empty()) return out;
+  size_t start = 0;
+  while (start <= value.size()) {
+    size_t end = value.find_first_of(":;", start);
+    if (end == std::string::npos) end = value.size();
+    std::string e = value.substr(start, end - start);
+    out.push_back(e.empty() ? "." : e);
+    start = end + 1;
+  }
+  return out;
+}
+
+std::vector<std::string> split_preload(const std::string& value) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start < value.size()) {
+    size_t end = value.find_first_of(": \t", start);
+    if (end == std::string::npos) end = value.size();
+    if (end > start) out.push_back(value.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+std::string expand_dst(const std::string& entry, const std::string& origin_dir) {
+  std::string out;
+  for (size_t i = 0; i < entry.size();) {
+    if (entry[i] == '$') {
+      struct Token { const char* name; std::string value; };
+      const Token tokens[] = {
+          {"${ORIGIN}", origin_dir}, {"$ORIGIN", origin_dir},
+          {"${LIB}", "lib/x86_64-linux-gnu"}, {"$LIB", "lib/x86_64-linux-gnu"},
+          {"${PLATFORM}", "x86_64"}, {"$PLATFORM", "x86_64"}};
+      bool hit = false;
+      for (const auto& t : tokens) {
+        std::string n(t.name);
+        if (entry.compare(i, n.size(), n) == 0) {
+          out += t.value;
+          i += n.size();
+          hit = true;
+          break;
+        }
+      }
+      if (hit) continue;
+    }
+    out += entry[i++];
+  }
+  return out;
+}
+
+LoaderEnv make_loader_env(const FsView& fs, const std::string& ld_preload,
+                          const std::string& ld_library_path) {
+  LoaderEnv env;
+  env.fs = fs;
+  env.preload = split_preload(ld_preload);
+  env.library_path = split_library_path(ld_library_path);
+  env.cache = read_ld_cache(host_path(fs, "/etc/ld.so.cache"));
+  if (env.cache.status != LdCacheStatus::ok) env.conf_dirs = read_ld_so_conf(fs.root, "/etc/ld.so.conf");
+  // ld.so's built-in list on Debian multiarch (`ld.so --help`: "system search path").
+  env.system_dirs = {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib", "/usr/lib",
+                     "/lib64", "/usr/lib64"};
+  env.machine = host_machine();
+  if (fs.root == "/" || fs.root.empty()) {
+    char buf[PATH_MAX];
+    if (::getcwd(buf, sizeof buf)) env.cwd = buf;
+  }
+  return env;
+}
+
+namespace {
+
+enum class Verdict { accept, skip, absent, fatal };
+
+// What the loader does with `view_path` when it meets it in the search.
+Verdict check(const LoaderEnv& env, const std::string& view_path, Resolution* res) {
+  Resolved r = resolve(env.fs, view_path);
+  if (r.status == ResolveStatus::not_found) return Verdict::absent;
+  if (r.status != ResolveStatus::ok) {
+    res->error = r.status == ResolveStatus::loop ? "too many levels of symbolic links" : r.error;
+    return Verdict::fatal;
+  }
+  ElfInfo elf = read_elf(host_path(env.fs, r.path), false);
+  switch (elf.status) {
+    case ElfStatus::not_found: return Verdict::absent;
+    case ElfStatus::unsupported:
+      res->skipped.push_back(
+          {view_path, "a " + elf.error + " built for " + machine_name(elf.machine) +
+                          ", this is " + machine_name(env.machine)});
+      return Verdict::skip;
+    case ElfStatus::ok:
+      if (elf.machine != env.machine) {
+        res->skipped.push_back({view_path, "built for " + machine_name(elf.machine) +
+                                               ", this is " + machine_name(env.machine)});
+        return Verdict::skip;
+      }
+      res->real_path = r.path;
+      return Verdict::accept;
+    case ElfStatus::not_elf:
+      res->error = "not an ELF shared library (invalid ELF header)";
+      return Verdict::fatal;
+    case ElfStatus::truncated:
+      res->error = "truncated (file too short: " + elf.error + ")";
+      return Verdict::fatal;
+    case ElfStatus::not_file:
+      res->error = elf.error;
+      return Verdict::fatal;
+    case ElfStatus::io_error:
+      res->error = "cannot read: " + elf.error;
+      return Verdict::fatal;
+  }
+  return Verdict::fatal;
+}
+
+// Tries `dir/name`; true when the search is over (found or fatal).
+bool try_dir(const LoaderEnv& env, const std::string& dir, const std::string& name,
+             const char* origin, Resolution* res) {
+  std::string d = dir;
+  if (d.empty() || d[0] != '/') d = join_path(env.cwd, d);
+  std::string candidate = join_path(d, name);
+  switch (check(env, candidate, res)) {
+    case Verdict::accept:
+      res->status = LoadStatus::found;
+      res->path = candidate;
+      res->origin = origin;
+      return true;
+    case Verdict::fatal:
+      res->status = LoadStatus::fatal;
+      res->path = candidate;
+      res->origin = origin;
+      return true;
+    case Verdict::skip:
+    case Verdict::absent: return false;
+  }
+  return false;
+}
+
+}  // namespace
+
+Resolution resolve_library(const LoaderEnv& env, const std::string& name,
+                           const Requester& requester) {
+  Resolution res;
+  if (name.find('/') != std::string::npos) {
+    try_dir(env, "", name[0] == '/' ? name : join_path(env.cwd, name), "path", &res);
+    if (res.status == LoadStatus::not_found && res.skipped.empty())
+      res.error = name + ": no such file";
+    return res;
+  }
+  // A preloaded object whose soname matches satisfies every later request for that name.
+  for (const auto& p : env.preload) {
+    Resolution pre;
+    std::string path = p;
+    if (p.find('/') == std::string::npos) {
+      pre = resolve_library(env, p, Requester{});
+      if (pre.status != LoadStatus::found) continue;
+      path = pre.real_path;
+    } else {
+      Resolved r = resolve(env.fs, p[0] == '/' ? p : join_path(env.cwd, p));
+      if (r.status != ResolveStatus::ok) continue;
+      path = r.path;
+    }
+    ElfInfo elf = read_elf(host_path(env.fs, path), false);
+    if (elf.status == ElfStatus::ok && elf.soname == name) {
+      res.status = LoadStatus::found;
+      res.path = p;
+      res.real_path = path;
+      res.origin = "LD_PRELOAD";
+      return res;
+    }
+  }
+  std::string origin_dir = requester.path.empty() ? "" : dir_name(requester.path);
+  const ElfInfo* rq = requester.elf;
+  if (rq && !rq->has_runpath) {
+    for (const auto& e : rq->rpath)
+      if (try_dir(env, expand_dst(e, origin_dir), name, "rpath", &res)) return res;
+  }
+  for (const auto& d : env.library_path)
+    if (try_dir(env, d, name, "LD_LIBRARY_PATH", &res)) return res;
+  if (rq && rq->has_runpath) {
+    for (const auto& e : rq->runpath)
+      if (try_dir(env, expand_dst(e, origin_dir), name, "runpath", &res)) return res;
+  }
+  if (env.cache.status == LdCacheStatus::ok) {
+    if (const LdCacheEntry* e = find_in_cache(env.cache, name)) {
+      if (try_dir(env, dir_name(e->path), base_name(e->path), "ld.so.cache", &res)) return res;
+    }
+  } else {
+    // No cache (an image where ldconfig never ran): the loader would not know these directories,
+    // but ldconfig run at container start would. Reported with its own origin so it can be told
+    // apart.
+    for (const auto& d : env.conf_dirs)
+      if (try_dir(env, d, name, "ld.so.conf", &res)) return res;
+  }
+  for (const auto& d : env.system_dirs)
+    if (try_dir(env, d, name, "system-dir", &res)) return res;
+  return res;
+}
+
+}  // namespace denpex

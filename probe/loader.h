@@ -1,0 +1,79 @@
+// Which file the dynamic loader would map for a soname, computed from files only: the same
+// search order as glibc's ld.so, so the probe can name the library a process gets without
+// loading it (and, under --root, for a process inside an image).
+//
+// Order for a name without '/' (glibc elf/dl-load.c, _dl_map_object): an already-preloaded
+// object with that soname; DT_RPATH of the requester (only when it has no DT_RUNPATH);
+// LD_LIBRARY_PATH; DT_RUNPATH of the requester; /etc/ld.so.cache; the system directories.
+// Within each directory a file of another ELF class or machine is passed over silently (that is
+// why glibc says "No such file or directory" for an aarch64 library on x86_64); a file that is
+// not an ELF, is cut short or cannot be read stops the search with an error.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "probe/elf_file.h"
+#include "probe/fs_view.h"
+#include "probe/ld_cache.h"
+
+namespace denpex {
+
+struct LoaderEnv {
+  FsView fs;
+  std::vector<std::string> preload;        // LD_PRELOAD entries, in order
+  std::vector<std::string> library_path;   // LD_LIBRARY_PATH entries ("" already turned into ".")
+  LdCache cache;
+  std::vector<std::string> system_dirs;    // ld.so's built-in directories
+  std::vector<std::string> conf_dirs;      // used instead of the cache when it is missing
+  uint16_t machine = 0;                    // e_machine the loader accepts
+  std::string cwd = "/";                   // for relative LD_LIBRARY_PATH entries
+};
+
+// Builds the loader environment of this process (live) or of an image (fs.root != "/") from
+// the given variables. In an image LD_PRELOAD/LD_LIBRARY_PATH come from `env` as well (the
+// image's declared environment, if the caller knows it).
+LoaderEnv make_loader_env(const FsView& fs, const std::string& ld_preload,
+                          const std::string& ld_library_path);
+
+// found      `path` is what the loader maps
+// not_found  nothing in the search order (files of another machine skipped: see `skipped`)
+// fatal      the loader would stop with an error at `path`: `error` says why
+enum class LoadStatus { found, not_found, fatal };
+
+struct Skipped {
+  std::string path;
+  std::string reason;   // "built for aarch64, this is x86_64"
+};
+
+struct Resolution {
+  LoadStatus status = LoadStatus::not_found;
+  std::string path;      // as the loader names it (view path, before symlink resolution)
+  std::string real_path; // symlinks resolved (view path)
+  std::string origin;    // "LD_PRELOAD", "rpath", "LD_LIBRARY_PATH", "runpath", "ld.so.cache",
+                         // "system-dir", "path" (name contained '/')
+  std::string error;
+  std::vector<Skipped> skipped;
+};
+
+// The requesting object: its RPATH/RUNPATH apply, $ORIGIN is its directory.
+struct Requester {
+  std::string path;      // real view path of the object, "" for the main program
+  const ElfInfo* elf = nullptr;
+};
+
+// Resolves `name` ("libnccl.so.2", or a path) in the loader's order. Never throws.
+Resolution resolve_library(const LoaderEnv& env, const std::string& name,
+                           const Requester& requester);
+
+// Expands $ORIGIN / ${ORIGIN}, $LIB and $PLATFORM in an RPATH/RUNPATH entry.
+std::string expand_dst(const std::string& entry, const std::string& origin_dir);
+
+// Splits LD_LIBRARY_PATH the way ld.so does (':' or ';'; an empty entry is the current
+// directory).
+std::vector<std::string> split_library_path(const std::string& value);
+
+// Splits LD_PRELOAD (spaces or ':').
+std::vector<std::string> split_preload(const std::string& value);
+
+}  // namespace denpex

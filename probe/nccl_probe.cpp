@@ -1,0 +1,127 @@
+#include "probe/nccl_probe.h"
+
+#include <dlfcn.h>
+#include <link.h>
+
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "probe/isolated_call.h"
+#include "probe/nccl_version.h"
+#include "probe/trust.h"
+
+namespace denpex {
+
+bool read_nccl_literal(const std::string& host, std::string* version, std::string* cuda_build) {
+  NcclVersion v = pick_nccl_literal(find_strings(host, "NCCL version "));
+  if (!v.ok) return false;
+  *version = v.version;
+  *cuda_build = v.cuda_build;
+  return true;
+}
+
+namespace {
+
+// Runs in the isolated child. Answers one line: "V <code> <loaded path>", "E <dlerror>" or
+// "S <missing symbol>".
+std::string load_and_ask(const std::string& what) {
+  void* h = ::dlopen(what.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    const char* e = ::dlerror();
+    return std::string("E ") + (e ? e : "dlopen failed");
+  }
+  using GetVersion = int (*)(int*);
+  auto fn = reinterpret_cast<GetVersion>(::dlsym(h, "ncclGetVersion"));
+  if (!fn) return "S ncclGetVersion";
+  int code = 0;
+  int rc = fn(&code);
+  if (rc != 0) return fmt::format("E ncclGetVersion returned {}", rc);
+  std::string loaded;
+  link_map* lm = nullptr;
+  if (::dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name) {
+    char* real = ::realpath(lm->l_name, nullptr);
+    loaded = real ? real : lm->l_name;
+    std::free(real);
+  }
+  return fmt::format("V {} {}", code, loaded);
+}
+
+}  // namespace
+
+NcclInfo inspect_nccl(const ProbeContext& ctx, const Resolution& res,
+                      std::vector<std::string>* untrusted) {
+  NcclInfo n;
+  n.origin = res.origin;
+  if (res.status == LoadStatus::not_found) {
+    if (!res.skipped.empty()) {
+      n.status = NcclStatus::unloadable;
+      n.path = res.skipped.front().path;
+      n.error = fmt::format("{} is {}; the loader skips it and finds no other libnccl.so.2 "
+                            "(dlopen says \"No such file or directory\")",
+                            res.skipped.front().path, res.skipped.front().reason);
+    } else {
+      n.status = NcclStatus::missing;
+      n.error = "no libnccl.so.2 in LD_PRELOAD, LD_LIBRARY_PATH, the loader cache or the "
+                "system library directories";
+    }
+    return n;
+  }
+  if (res.status == LoadStatus::fatal) {
+    n.status = NcclStatus::unloadable;
+    n.path = res.path;
+    n.error = fmt::format("{}: {}", res.path, res.error);
+    return n;
+  }
+  n.path = res.real_path;
+  n.method = "dlopen";
+  const std::string host = host_path(ctx.loader.fs, n.path);
+  read_nccl_literal(host, &n.static_version, &n.cuda_build);
+
+  TrustCheck trust = check_trusted(host, ctx.running_as_root);
+  if (!ctx.allow_load || !trust.trusted) {
+    if (!trust.trusted && untrusted)
+      untrusted->push_back(fmt::format("{} ({})", n.path, trust.reason));
+    n.status = NcclStatus::not_loaded;
+    n.version = n.static_version;
+    NcclVersion v = parse_nccl_literal("NCCL version " + n.version);
+    n.version_code = nccl_version_code(v);
+    if (n.version.empty()) n.error = "no NCCL version literal in the file";
+    return n;
+  }
+
+  IsolatedResult r = run_isolated([&] { return load_and_ask(host); }, ctx.step_timeout);
+  if (r.status != IsolatedStatus::ok) {
+    n.status = NcclStatus::unloadable;
+    n.error = fmt::format("loading {} {}", n.path, describe(r, ctx.step_timeout));
+    return n;
+  }
+  const std::string& out = r.output;
+  if (out.rfind("V ", 0) == 0) {
+    char* end = nullptr;
+    n.version_code = static_cast<int>(std::strtol(out.c_str() + 2, &end, 10));
+    n.version = nccl_version_from_code(n.version_code);
+    n.status = NcclStatus::ok;
+    // The literal may carry a suffix ("2.21.5a") the code cannot; keep the richer spelling when
+    // both agree on the number.
+    if (!n.static_version.empty() && n.static_version.rfind(n.version, 0) == 0)
+      n.version = n.static_version;
+    return n;
+  }
+  n.status = NcclStatus::unloadable;
+  if (out.rfind("S ", 0) == 0) {
+    n.error = fmt::format("{} does not export ncclGetVersion: not an NCCL library", n.path);
+  } else if (out.rfind("E ", 0) == 0) {
+    n.error = fmt::format("dlopen of {} failed: {}", n.path, out.substr(2));
+  } else {
+    n.error = fmt::format("loading {} gave no answer", n.path);
+  }
+  return n;
+}
+
+NcclInfo probe_system_nccl(const ProbeContext& ctx, std::vector<std::string>* untrusted) {
+  Resolution res = resolve_library(ctx.loader, "libnccl.so.2", Requester{});
+  return inspect_nccl(ctx, res, untrusted);
+}
+
+}  // namespace denpex

@@ -1,0 +1,80 @@
+#include "probe/probe.h"
+
+#include <fmt/format.h>
+
+#include "probe/candidates.h"
+#include "probe/cuda_driver_probe.h"
+#include "probe/nccl_probe.h"
+#include "probe/plugin_probe.h"
+#include "probe/python_env.h"
+#include "probe/settings_probe.h"
+#include "probe/torch_probe.h"
+
+extern char** environ;
+
+namespace denpex {
+
+const char* probe_version() { return DENPEX_VERSION; }
+
+std::map<std::string, std::string> current_environment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string kv(*e);
+    size_t eq = kv.find('=');
+    if (eq != std::string::npos) env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  return env;
+}
+
+namespace {
+
+std::string value_of(const std::map<std::string, std::string>& env, const char* key) {
+  auto it = env.find(key);
+  return it == env.end() ? "" : it->second;
+}
+
+}  // namespace
+
+RankRecord probe_rank(const ProbeOptions& o) {
+  const bool image = !(o.root.empty() || o.root == "/");
+  ProbeContext ctx;
+  ctx.env = o.env;
+  FsView fs{image ? o.root : "/"};
+  ctx.loader = make_loader_env(fs, value_of(o.env, "LD_PRELOAD"),
+                               value_of(o.env, "LD_LIBRARY_PATH"));
+  ctx.running_as_root = o.running_as_root;
+  ctx.allow_load = !image;
+  ctx.step_timeout = o.step_timeout;
+  ctx.site_packages = o.site_packages;
+  ctx.kernel_version_files = image ? std::vector<std::string>{} : o.kernel_version_files;
+
+  RankRecord r;
+  r.probe_version = probe_version();
+  r.mode = image ? "static" : "live";
+  if (image) r.root = o.root;
+  fill_identity(ctx, &r);
+  if (ctx.loader.cache.status == LdCacheStatus::malformed)
+    r.probe_errors.push_back(fmt::format("{}: {}", host_path(fs, "/etc/ld.so.cache"),
+                                         ctx.loader.cache.error));
+
+  r.system_nccl = probe_system_nccl(ctx, &r.untrusted_libraries);
+  std::vector<SitePackagesDir> sites = find_site_packages(ctx);
+  TorchProbe tp = probe_torch(ctx, sites, &r.untrusted_libraries);
+  r.torch = tp.torch;
+  r.abi = tp.abi;
+  // PyTorch present: the NCCL that matters is the one libtorch_cuda.so gets.
+  r.nccl = tp.has_nccl ? tp.effective : r.system_nccl;
+  r.nccl_candidates = find_nccl_candidates(
+      ctx, sites, tp.effective.method == "static" ? tp.effective : NcclInfo{});
+  r.cuda_driver = probe_cuda_driver(ctx, &r.untrusted_libraries);
+  const std::string nccl_path =
+      r.nccl.method == "dlopen" && !r.nccl.path.empty() ? r.nccl.path : "";
+  r.net_plugin = probe_plugin(ctx, PluginKind::net, nccl_path);
+  r.tuner_plugin = probe_plugin(ctx, PluginKind::tuner, nccl_path);
+  r.profiler_plugin = probe_plugin(ctx, PluginKind::profiler, nccl_path);
+  r.nccl_env = nccl_env_settings(ctx);
+  r.nccl_conf = nccl_conf_settings(ctx);
+  return r;
+}
+
+}  // namespace denpex

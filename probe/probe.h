@@ -1,0 +1,35 @@
+// The per-rank probe: everything this process (or, under --root, a process inside an image)
+// would really load, as one RankRecord. Knows nothing of MPI; runs before MPI_Init so its
+// isolated children never share a process with an MPI transport.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "probe/record.h"
+
+namespace denpex {
+
+struct ProbeOptions {
+  std::map<std::string, std::string> env;   // the environment to probe (normally environ)
+  std::vector<std::string> site_packages;   // --site-packages, in order
+  std::string root = "/";                   // --root: static inspection of this tree
+  double step_timeout = 10.0;               // seconds for one isolated load or driver call
+  bool running_as_root = false;             // geteuid() == 0
+  // Where the kernel module's version is read; tests point these at fixtures.
+  std::vector<std::string> kernel_version_files = {"/sys/module/nvidia/version",
+                                                   "/proc/driver/nvidia/version"};
+};
+
+// Probes and returns the record (rank = 0; the caller sets the rank). Never throws: every
+// failure is a status inside the record, and steps that failed are listed in probe_errors.
+RankRecord probe_rank(const ProbeOptions& options);
+
+// The process environment as a map.
+std::map<std::string, std::string> current_environment();
+
+// denpex-probe's own version string.
+const char* probe_version();
+
+}  // namespace denpex

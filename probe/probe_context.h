@@ -1,0 +1,29 @@
+// What every probe step needs to know about the process it is probing: its environment, its
+// loader, whether it may load code at all, and how long a risky step may take.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "probe/loader.h"
+
+namespace denpex {
+
+using Environment = std::map<std::string, std::string>;
+
+struct ProbeContext {
+  Environment env;                 // the probed process's environment
+  LoaderEnv loader;                // its loader view
+  bool running_as_root = false;    // as root, untrusted files are read, never loaded
+  bool allow_load = true;          // false under --root: nothing from the tree is ever loaded
+  double step_timeout = 10.0;      // seconds one isolated load/call may take
+  std::vector<std::string> site_packages;  // --site-packages, in order
+  std::vector<std::string> kernel_version_files = {"/sys/module/nvidia/version",
+                                                   "/proc/driver/nvidia/version"};
+};
+
+// Value of `name` in ctx.env, or "" when unset.
+std::string env_value(const ProbeContext& ctx, const std::string& name);
+
+}  // namespace denpex

@@ -1,0 +1,128 @@
+#include "probe/python_env.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+
+namespace denpex {
+
+namespace {
+
+bool is_dir(const FsView& fs, const std::string& view) {
+  struct stat st {};
+  return ::stat(host_path(fs, view).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool is_file(const FsView& fs, const std::string& view) {
+  struct stat st {};
+  return ::stat(host_path(fs, view).c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string first_line(const FsView& fs, const std::string& view) {
+  std::string text;
+  if (!read_small_file(fs, view, 4096, &text, nullptr)) return "";
+  text = text.substr(0, text.find('\n'));
+  while (!text.empty() && (text.back() == '\r' || text.back() == ' ')) text.pop_back();
+  return text;
+}
+
+// The interpreter prefix (or venv) behind the python3 first on PATH.
+std::vector<SitePackagesDir> from_path_python(const ProbeContext& ctx) {
+  std::vector<SitePackagesDir> out;
+  const FsView& fs = ctx.loader.fs;
+  std::string path = env_value(ctx, "PATH");
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    std::string dir = path.substr(start, end - start);
+    start = end + 1;
+    if (dir.empty() || dir[0] != '/') continue;
+    std::string exe = join_path(dir, "python3");
+    if (!is_file(fs, exe)) continue;
+    std::string bin_parent = dir_name(dir);
+    // A venv: bin/python3 is a symlink to the base interpreter, pyvenv.cfg marks the venv.
+    if (is_file(fs, join_path(bin_parent, "pyvenv.cfg"))) {
+      for (auto& d : prefix_site_dirs(fs, bin_parent)) out.push_back({d, "python3 on PATH (venv)"});
+      return out;
+    }
+    // A pyenv shim is a shell script; the version it runs is in PYENV_VERSION or the version
+    // file of its root.
+    if (base_name(dir) == "shims") {
+      std::string version = env_value(ctx, "PYENV_VERSION");
+      if (version.empty()) version = first_line(fs, join_path(bin_parent, "version"));
+      version = version.substr(0, version.find(':'));
+      if (!version.empty() && version != "system") {
+        for (auto& d : prefix_site_dirs(fs, join_path(bin_parent, "versions/" + version)))
+          out.push_back({d, "pyenv"});
+        return out;
+      }
+      continue;  // "system": the next python3 on PATH is the one
+    }
+    Resolved real = resolve(fs, exe);
+    if (real.status != ResolveStatus::ok) continue;
+    std::string prefix = dir_name(dir_name(real.path));
+    for (auto& d : prefix_site_dirs(fs, prefix)) out.push_back({d, "python3 on PATH"});
+    if (prefix == "/usr") {
+      // Debian: pip installs as root go to /usr/local, packages to /usr/lib/python3.
+      for (auto& d : prefix_site_dirs(fs, "/usr/local")) out.push_back({d, "python3 on PATH"});
+      if (is_dir(fs, "/usr/lib/python3/dist-packages"))
+        out.push_back({"/usr/lib/python3/dist-packages", "python3 on PATH"});
+    }
+    return out;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> prefix_site_dirs(const FsView& fs, const std::string& prefix) {
+  std::vector<std::string> out;
+  std::string lib = join_path(prefix, "lib");
+  std::vector<std::string> names = list_dir(fs, lib, 4096, nullptr);
+  std::sort(names.begin(), names.end());
+  // Newest interpreter first: a prefix with several is rare, and the newest is the default.
+  std::reverse(names.begin(), names.end());
+  for (const auto& n : names) {
+    if (n.rfind("python3", 0) != 0) continue;
+    for (const char* leaf : {"site-packages", "dist-packages"}) {
+      std::string d = join_path(join_path(lib, n), leaf);
+      if (is_dir(fs, d)) out.push_back(d);
+    }
+  }
+  return out;
+}
+
+std::vector<SitePackagesDir> find_site_packages(const ProbeContext& ctx) {
+  std::vector<SitePackagesDir> all;
+  const FsView& fs = ctx.loader.fs;
+  for (const auto& d : ctx.site_packages) all.push_back({d, "--site-packages"});
+  std::string pp = env_value(ctx, "PYTHONPATH");
+  size_t start = 0;
+  while (!pp.empty() && start <= pp.size()) {
+    size_t end = pp.find(':', start);
+    if (end == std::string::npos) end = pp.size();
+    if (end > start) all.push_back({pp.substr(start, end - start), "PYTHONPATH"});
+    start = end + 1;
+  }
+  for (const char* var : {"VIRTUAL_ENV", "CONDA_PREFIX"}) {
+    std::string prefix = env_value(ctx, var);
+    if (!prefix.empty())
+      for (auto& d : prefix_site_dirs(fs, prefix)) all.push_back({d, var});
+  }
+  for (auto& d : from_path_python(ctx)) all.push_back(d);
+  std::string home = env_value(ctx, "HOME");
+  if (!home.empty())
+    for (auto& d : prefix_site_dirs(fs, join_path(home, ".local"))) all.push_back({d, "user site"});
+
+  std::vector<SitePackagesDir> out;
+  for (auto& d : all) {
+    if (!is_dir(fs, d.path)) continue;
+    bool dup = std::any_of(out.begin(), out.end(),
+                           [&](const SitePackagesDir& o) { return o.path == d.path; });
+    if (!dup) out.push_back(d);
+  }
+  return out;
+}
+
+}  // namespace denpex

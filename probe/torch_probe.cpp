@@ -1,0 +1,221 @@
+#include "probe/torch_probe.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "probe/elf_file.h"
+#include "probe/nccl_probe.h"
+#include "probe/nccl_version.h"
+
+namespace denpex {
+
+namespace {
+
+// version.py is a few hundred bytes; anything past this is not a version file.
+constexpr size_t kMaxVersionPy = 64 * 1024;
+
+std::string trim(const std::string& s) {
+  size_t a = s.find_first_not_of(" \t\r");
+  size_t b = s.find_last_not_of(" \t\r");
+  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
+}
+
+// Value of a quoted literal, "" for None; false when the right-hand side is neither.
+bool literal_value(const std::string& rhs, std::string* out) {
+  std::string v = trim(rhs);
+  if (v == "None") {
+    out->clear();
+    return true;
+  }
+  if (v.size() >= 2 && (v[0] == '\'' || v[0] == '"')) {
+    size_t close = v.find(v[0], 1);
+    if (close == std::string::npos) return false;
+    *out = v.substr(1, close - 1);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+VersionPy parse_version_py(const std::string& text) {
+  VersionPy v;
+  if (text.find('\0') != std::string::npos) {
+    v.error = "not a text file (contains NUL bytes)";
+    return v;
+  }
+  size_t pos = 0;
+  bool have_version = false;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(pos, end - pos);
+    pos = end + 1;
+    size_t eq = line.find('=');
+    if (eq == std::string::npos || line.empty() || line[0] == ' ' || line[0] == '#') continue;
+    std::string name = trim(line.substr(0, eq));
+    name = trim(name.substr(0, name.find(':')));  // `cuda: Optional[str] = ...`
+    std::string value;
+    if (!literal_value(line.substr(eq + 1), &value)) continue;
+    if (name == "__version__") {
+      v.version = value;
+      have_version = !value.empty();
+    } else if (name == "cuda") {
+      v.cuda = value;
+    }
+  }
+  if (!have_version) {
+    v.error = "no __version__ assignment";
+    return v;
+  }
+  v.ok = true;
+  return v;
+}
+
+std::string nccl_wheel_version(const FsView& fs, const std::string& site) {
+  // nvidia_nccl_cu12-2.21.5.dist-info: the wheel name, a dash, the version.
+  for (const auto& name : list_dir(fs, site, 100000, nullptr)) {
+    if (name.rfind("nvidia_nccl_cu", 0) != 0) continue;
+    const std::string suffix = ".dist-info";
+    if (name.size() <= suffix.size() ||
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    std::string stem = name.substr(0, name.size() - suffix.size());
+    size_t dash = stem.find('-');
+    if (dash != std::string::npos) return stem.substr(dash + 1);
+  }
+  return "";
+}
+
+namespace {
+
+bool under(const std::string& path, const std::string& dir) {
+  return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+         path[dir.size()] == '/';
+}
+
+std::vector<std::string> nccl_imports(const ElfInfo& elf) {
+  std::set<std::string> names;
+  for (const auto& s : elf.dynsyms)
+    if (!s.defined && s.name.rfind("nccl", 0) == 0) names.insert(s.name);
+  return {names.begin(), names.end()};
+}
+
+AbiCheck check_abi(const std::string& consumer, const ElfInfo& consumer_elf,
+                   const std::string& library, const std::string& library_host) {
+  AbiCheck a;
+  a.consumer = consumer;
+  a.library = library;
+  a.imported = nccl_imports(consumer_elf);
+  ElfInfo lib = read_elf(library_host, true);
+  std::set<std::string> exported;
+  for (const auto& s : lib.dynsyms)
+    if (s.defined) exported.insert(s.name);
+  for (const auto& name : a.imported)
+    if (!exported.count(name)) a.missing.push_back(name);
+  return a;
+}
+
+}  // namespace
+
+TorchProbe probe_torch(const ProbeContext& ctx, const std::vector<SitePackagesDir>& sites,
+                       std::vector<std::string>* untrusted) {
+  TorchProbe out;
+  const FsView& fs = ctx.loader.fs;
+  const SitePackagesDir* site = nullptr;
+  for (const auto& s : sites) {
+    if (resolve(fs, join_path(s.path, "torch/version.py")).status == ResolveStatus::ok) {
+      site = &s;
+      break;
+    }
+  }
+  if (!site) return out;  // missing
+  TorchInfo& t = out.torch;
+  t.site_packages = site->path;
+  t.path = join_path(site->path, "torch");
+  std::string text;
+  bool truncated = false;
+  if (!read_small_file(fs, join_path(t.path, "version.py"), kMaxVersionPy, &text, &truncated)) {
+    t.status = TorchStatus::error;
+    t.error = fmt::format("{}/version.py cannot be read", t.path);
+    return out;
+  }
+  if (truncated) {
+    t.status = TorchStatus::error;
+    t.error = fmt::format("{}/version.py is larger than {} KiB: not a torch version file", t.path,
+                          kMaxVersionPy / 1024);
+    return out;
+  }
+  VersionPy v = parse_version_py(text);
+  if (!v.ok) {
+    t.status = TorchStatus::error;
+    t.error = fmt::format("{}/version.py: {}", t.path, v.error);
+    return out;
+  }
+  t.status = TorchStatus::ok;
+  t.version = v.version;
+  t.cuda = v.cuda;
+
+  // The wheel NCCL pip installed for this torch, whether or not it is what gets loaded.
+  std::string wheel_lib = join_path(site->path, "nvidia/nccl/lib/libnccl.so.2");
+  Resolved wheel = resolve(fs, wheel_lib);
+  if (wheel.status == ResolveStatus::ok) {
+    t.bundled.path = wheel.path;
+    t.bundled.linkage = "wheel";
+    read_nccl_literal(host_path(fs, wheel.path), &t.bundled.version, &t.bundled.cuda_build);
+    if (t.bundled.version.empty()) t.bundled.version = nccl_wheel_version(fs, site->path);
+  }
+
+  Resolved lib = resolve(fs, join_path(t.path, "lib/libtorch_cuda.so"));
+  if (lib.status != ResolveStatus::ok) return out;  // a CPU build: no NCCL involved
+  t.libtorch_cuda = lib.path;
+  ElfInfo elf = read_elf(host_path(fs, lib.path), true);
+  if (elf.status != ElfStatus::ok) {
+    t.status = TorchStatus::error;
+    t.error = fmt::format("{}: {}", lib.path, to_string(elf.status));
+    return out;
+  }
+  auto needs = std::find_if(elf.needed.begin(), elf.needed.end(), [](const std::string& n) {
+    return n.rfind("libnccl.so", 0) == 0;
+  });
+  out.has_nccl = true;
+  if (needs != elf.needed.end()) {
+    Resolution res = resolve_library(ctx.loader, *needs, Requester{lib.path, &elf});
+    out.effective = inspect_nccl(ctx, res, untrusted);
+    if (res.origin == "rpath" || res.origin == "runpath") {
+      // Found through libtorch_cuda.so's own search path: the wheel (or a copy beside torch).
+      out.effective.origin = "torch-" + res.origin;
+    }
+    t.nccl.path = out.effective.path;
+    t.nccl.version = out.effective.version;
+    t.nccl.cuda_build = out.effective.cuda_build;
+    bool in_env = std::any_of(sites.begin(), sites.end(), [&](const SitePackagesDir& s) {
+      return under(out.effective.path, s.path);
+    });
+    t.nccl.linkage = res.status != LoadStatus::found ? "" : in_env ? "wheel" : "system";
+    if (res.status == LoadStatus::found) {
+      out.abi.push_back(check_abi(lib.path, elf, res.real_path, host_path(fs, res.real_path)));
+    }
+    return out;
+  }
+  // No libnccl in DT_NEEDED: NCCL linked in (USE_STATIC_NCCL); its literal is in .rodata.
+  std::string version, cuda_build;
+  if (read_nccl_literal(host_path(fs, lib.path), &version, &cuda_build)) {
+    NcclInfo& n = out.effective;
+    n.status = NcclStatus::ok;
+    n.method = "static";
+    n.origin = "torch-static";
+    n.path = lib.path;
+    n.version = n.static_version = version;
+    n.cuda_build = cuda_build;
+    n.version_code = nccl_version_code(parse_nccl_literal("NCCL version " + version));
+    t.nccl = {lib.path, version, cuda_build, "static"};
+    return out;
+  }
+  out.has_nccl = false;  // a CUDA torch without NCCL (USE_NCCL=0)
+  return out;
+}
+
+}  // namespace denpex
