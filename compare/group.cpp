@@ -37,28 +37,17 @@ std::vector<ConfigGroup> group_records(const std::vector<RankRecord>& records) {
   std::stable_sort(by_rank.begin(), by_rank.end(),
                    [](const RankRecord* a, const RankRecord* b) { return a->rank < b->rank; });
 
+  // Keyed by the configuration JSON itself: equal text is what "same configuration" means, so
+  // digest collisions cannot merge groups, and each record is serialised once. The digest is
+  // computed once per group.
   std::vector<ConfigGroup> groups;
-  std::vector<std::string> group_json;  // configuration_json of each group's representative
-  std::unordered_multimap<unsigned long long, std::size_t> by_digest;
+  std::unordered_map<std::string, std::size_t> by_json;
   for (const RankRecord* r : by_rank) {
-    std::string json = configuration_json(*r);
-    unsigned long long digest = configuration_digest(*r);
-    std::size_t index = groups.size();
-    auto range = by_digest.equal_range(digest);
-    for (auto it = range.first; it != range.second; ++it) {
-      // A 64-bit digest can collide; equal JSON is the real test of "same configuration".
-      if (group_json[it->second] == json) {
-        index = it->second;
-        break;
-      }
-    }
-    if (index == groups.size()) {
-      groups.push_back(ConfigGroup{*r, {}, {}, digest});
-      group_json.push_back(std::move(json));
-      by_digest.insert({digest, index});
-    }
-    groups[index].ranks.push_back(r->rank);
-    groups[index].hosts.push_back(r->host);
+    auto inserted = by_json.emplace(configuration_json(*r), groups.size());
+    if (inserted.second) groups.push_back(ConfigGroup{*r, {}, {}, configuration_digest(*r)});
+    ConfigGroup& g = groups[inserted.first->second];
+    g.ranks.push_back(r->rank);
+    g.hosts.push_back(r->host);
   }
   normalize_groups(&groups);
   return groups;

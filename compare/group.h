@@ -17,8 +17,9 @@ struct ConfigGroup {
   unsigned long long digest = 0;   // configuration_digest(record)
 };
 
-// Groups records by configuration_digest. Records whose digests collide but whose
-// configuration_json differs stay in separate groups (with the same digest). Groups are ordered
+// Groups records by configuration (equal configuration_json; `digest` is configuration_digest of
+// it). Records whose digests collide but whose configuration_json differs stay in separate
+// groups (with the same digest). Groups are ordered
 // by size descending, then by lowest rank. Never fails; the empty input gives no groups.
 std::vector<ConfigGroup> group_records(const std::vector<RankRecord>& records);
 
