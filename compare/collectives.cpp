@@ -135,7 +135,9 @@ void divergence_findings(const std::string& comm, size_t pos, const std::vector<
       others += groups[o].members.size();
       other_calls.push_back(describe_or_none(groups[o].call));
     }
-    const CollectiveCall* ref = maj >= 0 ? groups[maj].call : nullptr;
+    // Without a majority the call is classified against another group's: same collective with
+    // other arguments is still an args mismatch.
+    const CollectiveCall* ref = maj >= 0 ? groups[maj].call : groups[g == 0 ? 1 : 0].call;
     f.expected = maj >= 0 ? describe_or_none(ref) : fmt::format("{}", fmt::join(other_calls, " or "));
     std::string theirs = maj >= 0 ? fmt::format("the other {} ranks called {}", others, f.expected)
                                   : fmt::format("no majority: the other {} ranks called {}", others, f.expected);
