@@ -61,6 +61,13 @@ IsolatedChild start_isolated(const std::function<std::string()>& fn) {
     ::close(fds[0]);
     // Its own process group, so a library that forks helpers is killed with it.
     ::setpgid(0, 0);
+    // A crash must kill the child plainly so the parent sees the signal: handlers inherited
+    // from the parent (a test framework's, a sanitizer's) would report it as their own.
+    for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTERM, SIGINT})
+      ::signal(sig, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
     std::string out = fn();
     write_all(fds[1], out);
     ::close(fds[1]);
@@ -79,46 +86,53 @@ IsolatedResult wait_isolated(IsolatedChild* child, double deadline, size_t max_o
     res.error = child->error;
     return res;
   }
-  bool eof = false;
+  const pid_t pid = child->pid;
+  auto take = [&](const char* buf, ssize_t n) {
+    if (res.output.size() < max_output)
+      res.output.append(buf, std::min(static_cast<size_t>(n), max_output - res.output.size()));
+  };
+  // The answer is complete when the pipe reaches EOF or the child has exited; a helper the
+  // library forked may hold the pipe open long after, so the child's exit is watched too.
+  bool exited = false;
+  int status = 0;
   char buf[65536];
-  while (!eof) {
+  bool eof = false;
+  while (!eof && !exited) {
     double left = deadline - monotonic_seconds();
     if (left <= 0) break;
     pollfd p{child->fd, POLLIN, 0};
-    int rc = ::poll(&p, 1, static_cast<int>(left * 1000) + 1);
-    if (rc <= 0) continue;  // EINTR or timeout: the loop re-checks the deadline
-    ssize_t n = ::read(child->fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      eof = true;
-    } else if (res.output.size() < max_output) {
-      res.output.append(buf, std::min(static_cast<size_t>(n), max_output - res.output.size()));
+    int rc = ::poll(&p, 1, static_cast<int>(std::min(left, 0.02) * 1000) + 1);
+    if (rc > 0) {
+      ssize_t n = ::read(child->fd, buf, sizeof buf);
+      if (n > 0) take(buf, n);
+      else if (n == 0) eof = true;
     }
+    if (::waitpid(pid, &status, WNOHANG) == pid) exited = true;
+  }
+  if (exited && !eof) {
+    // Drain what the child wrote before it left.
+    ::fcntl(child->fd, F_SETFL, O_NONBLOCK);
+    ssize_t n;
+    while ((n = ::read(child->fd, buf, sizeof buf)) > 0) take(buf, n);
   }
   ::close(child->fd);
   child->fd = -1;
-  const pid_t pid = child->pid;
-  int status = 0;
-  if (!eof) {
+  if (!exited && eof) {
+    // The pipe closed: the child is exiting. Bound the wait all the same.
+    while (monotonic_seconds() < deadline) {
+      if (::waitpid(pid, &status, WNOHANG) == pid) {
+        exited = true;
+        break;
+      }
+      ::usleep(500);
+    }
+  }
+  // Whatever the child left behind in its process group goes with it.
+  ::kill(-pid, SIGKILL);
+  if (!exited) {
     kill_child(pid, &status);
     res.status = IsolatedStatus::timed_out;
     return res;
-  }
-  // The pipe closed: the child exited or is exiting. Bound the wait all the same, since a
-  // library may close inherited descriptors and carry on.
-  while (true) {
-    pid_t w = ::waitpid(pid, &status, WNOHANG);
-    if (w == pid) break;
-    if (w < 0 && errno != EINTR) {
-      res.error = std::string("waitpid: ") + std::strerror(errno);
-      return res;
-    }
-    if (monotonic_seconds() > deadline) {
-      kill_child(pid, &status);
-      res.status = IsolatedStatus::timed_out;
-      return res;
-    }
-    ::usleep(500);
   }
   if (WIFSIGNALED(status)) {
     res.status = IsolatedStatus::crashed;

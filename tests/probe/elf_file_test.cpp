@@ -1,0 +1,81 @@
+#include <catch2/catch.hpp>
+
+#include <elf.h>
+
+#include <fstream>
+
+#include "probe/elf_file.h"
+#include "scratch.h"
+
+using namespace denpex;
+using namespace denpex_test;
+
+TEST_CASE("read_elf reads soname, needed, rpath and imports of a stand-in libtorch_cuda.so") {
+  ElfInfo e = read_elf(standin("torch-dyn-reg/libtorch_cuda.so"), true);
+  REQUIRE(e.status == ElfStatus::ok);
+  CHECK(e.machine == EM_X86_64);
+  CHECK(e.soname == "libtorch_cuda.so");
+  CHECK(e.needed == std::vector<std::string>{"libnccl.so.2"});
+  CHECK(e.rpath == std::vector<std::string>{"$ORIGIN/../../nvidia/nccl/lib"});
+  CHECK_FALSE(e.has_runpath);
+  bool imports_register = false;
+  for (const auto& s : e.dynsyms)
+    if (s.name == "ncclCommRegister") imports_register = !s.defined;
+  CHECK(imports_register);
+}
+
+TEST_CASE("read_elf on the real NCCL reads its soname and exports without reading 218 MB") {
+  std::string nccl = real_nccl();
+  if (nccl.empty()) return;  // counted by the integration test that requires it
+  ElfInfo e = read_elf(nccl, true);
+  REQUIRE(e.status == ElfStatus::ok);
+  CHECK(e.soname == "libnccl.so.2");
+  bool exports = false;
+  for (const auto& s : e.dynsyms)
+    if (s.name == "ncclCommRegister" && s.defined) exports = true;
+  CHECK(exports);
+}
+
+TEST_CASE("read_elf names what is wrong with a file that is not a library") {
+  Scratch s;
+  CHECK(read_elf(s.path("nope"), false).status == ElfStatus::not_found);
+  CHECK(read_elf(s.dir(), false).status == ElfStatus::not_file);
+  CHECK(read_elf(s.write("text", "hello world, not an ELF at all"), false).status ==
+        ElfStatus::not_elf);
+  CHECK(read_elf(s.write("empty", ""), false).status == ElfStatus::not_elf);
+
+  // The first 8 KiB of a real library: the header is there, the tables it points to are not.
+  std::ifstream in(standin("nccl-2.21.5/libnccl.so.2.21.5"), std::ios::binary);
+  std::string head(2048, '\0');
+  in.read(&head[0], 2048);
+  ElfInfo cut = read_elf(s.write("cut.so", head), false);
+  CHECK(cut.status == ElfStatus::truncated);
+}
+
+TEST_CASE("read_elf reports the machine of a library built for another architecture") {
+  Scratch s;
+  std::string p = s.copy(standin("nccl-2.21.5/libnccl.so.2.21.5"), "arm/libnccl.so.2");
+  {
+    std::fstream f(p, std::ios::in | std::ios::out | std::ios::binary);
+    uint16_t aarch64 = EM_AARCH64;
+    f.seekp(18);
+    f.write(reinterpret_cast<const char*>(&aarch64), 2);
+  }
+  ElfInfo e = read_elf(p, false);
+  REQUIRE(e.status == ElfStatus::ok);
+  CHECK(machine_name(e.machine) == "aarch64");
+}
+
+TEST_CASE("find_strings finds the version literal in .rodata") {
+  auto found = find_strings(standin("nccl-2.8.4/libnccl.so.2.8.4"), "NCCL version ");
+  REQUIRE(found.size() == 1);
+  CHECK(found[0] == "NCCL version 2.8.4+cuda11.2");
+  Scratch s;
+  // Without section headers the whole file is scanned, and a literal spanning chunks is whole.
+  std::string blob(5u << 20, 'x');
+  const std::string lit = "NCCL version 2.19.3+cuda12.2";
+  blob.replace((4u << 20) - 10, lit.size() + 1, lit + std::string(1, '\0'));
+  auto in_blob = find_strings(s.write("blob", blob), "NCCL version ");
+  REQUIRE(in_blob.size() == 1);
+  CHECK(in_blob[0] == lit);
+}

@@ -1,0 +1,38 @@
+#include <catch2/catch.hpp>
+
+#include "probe/ld_cache.h"
+#include "scratch.h"
+
+using namespace denpex;
+using namespace denpex_test;
+
+TEST_CASE("the machine's loader cache maps libnccl.so.2 to the CUDA toolkit's NCCL") {
+  LdCache c = read_ld_cache("/etc/ld.so.cache");
+  REQUIRE(c.status == LdCacheStatus::ok);
+  CHECK(c.entries.size() > 10);
+  if (real_nccl().empty()) return;
+  const LdCacheEntry* e = find_in_cache(c, "libnccl.so.2");
+  REQUIRE(e != nullptr);
+  CHECK(e->path == real_nccl());
+}
+
+TEST_CASE("a corrupt or missing cache is reported, not trusted") {
+  Scratch s;
+  CHECK(read_ld_cache(s.path("none")).status == LdCacheStatus::missing);
+  LdCache bad = read_ld_cache(s.write("bad", "glibc-ld.so.cache1.1 but then garbage"));
+  CHECK(bad.status == LdCacheStatus::malformed);
+  // A header claiming more entries than the file holds.
+  std::string h = "glibc-ld.so.cache1.1";
+  h.resize(48, '\0');
+  h[20] = '\xff';
+  h[21] = '\xff';
+  CHECK(read_ld_cache(s.write("short", h)).status == LdCacheStatus::malformed);
+}
+
+TEST_CASE("ld.so.conf include globs are followed inside a root") {
+  Scratch s;
+  s.write("etc/ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n/opt/a # comment\n");
+  s.write("etc/ld.so.conf.d/x.conf", "/opt/nccl/lib\n");
+  auto dirs = read_ld_so_conf(s.dir(), "/etc/ld.so.conf");
+  CHECK(dirs == std::vector<std::string>{"/opt/nccl/lib", "/opt/a"});
+}

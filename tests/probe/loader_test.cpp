@@ -1,0 +1,123 @@
+// The resolver against the real loader: for each layout, what resolve_library names must be
+// what dlopen("libnccl.so.2") in a child with that environment really maps.
+#include <catch2/catch.hpp>
+
+#include <dlfcn.h>
+#include <link.h>
+
+#include <cstdlib>
+
+#include "probe/isolated_call.h"
+#include "probe/loader.h"
+#include "scratch.h"
+
+using namespace denpex;
+using namespace denpex_test;
+
+namespace {
+
+// What the real loader maps for `what` in a child process. ld.so reads LD_LIBRARY_PATH once at
+// process start, so only layouts that do not depend on it (the cache, explicit paths) can be
+// checked against dlopen here; the LD_LIBRARY_PATH/RPATH order is checked against a fresh
+// process in tests/integration.
+std::string loaded_by_dlopen(const std::string& what) {
+  IsolatedResult r = run_isolated(
+      [&]() -> std::string {
+        void* h = ::dlopen(what.c_str(), RTLD_NOW | RTLD_LOCAL);
+        if (!h) return "";
+        link_map* lm = nullptr;
+        ::dlinfo(h, RTLD_DI_LINKMAP, &lm);
+        char* real = ::realpath(lm->l_name, nullptr);
+        std::string s = real ? real : "";
+        std::free(real);
+        return s;
+      },
+      10.0);
+  return r.output;
+}
+
+}  // namespace
+
+TEST_CASE("with no overrides the resolver and the real loader agree on libnccl.so.2") {
+  if (real_nccl().empty()) return;
+  LoaderEnv env = make_loader_env(FsView{}, "", "");
+  Resolution r = resolve_library(env, "libnccl.so.2", Requester{});
+  REQUIRE(r.status == LoadStatus::found);
+  CHECK(r.origin == "ld.so.cache");
+  CHECK(r.real_path == real_nccl());
+  CHECK(loaded_by_dlopen("libnccl.so.2") == real_nccl());
+}
+
+TEST_CASE("LD_LIBRARY_PATH wins over the cache; RPATH wins over LD_LIBRARY_PATH; RUNPATH loses") {
+  Scratch s;
+  std::string a = s.install_nccl("nccl-2.21.5", "llp");
+  std::string b = s.install_nccl("nccl-2.27.3", "wheel/nvidia/nccl/lib");
+  s.copy(standin("torch-dyn/libtorch_cuda.so"), "wheel/torch/lib/libtorch_cuda.so");
+  LoaderEnv env = make_loader_env(FsView{}, "", s.path("llp"));
+
+  Resolution plain = resolve_library(env, "libnccl.so.2", Requester{});
+  REQUIRE(plain.status == LoadStatus::found);
+  CHECK(plain.origin == "LD_LIBRARY_PATH");
+  CHECK(plain.real_path == s.path("llp/libnccl.so.2.21.5"));
+
+  std::string torch = s.path("wheel/torch/lib/libtorch_cuda.so");
+  ElfInfo elf = read_elf(torch, false);
+  Resolution via_rpath = resolve_library(env, "libnccl.so.2", Requester{torch, &elf});
+  REQUIRE(via_rpath.status == LoadStatus::found);
+  CHECK(via_rpath.origin == "rpath");
+  CHECK(via_rpath.real_path == s.path("wheel/nvidia/nccl/lib/libnccl.so.2.27.3"));
+
+  ElfInfo runpath = elf;
+  runpath.runpath = runpath.rpath;
+  runpath.rpath.clear();
+  runpath.has_runpath = true;
+  Resolution via_runpath = resolve_library(env, "libnccl.so.2", Requester{torch, &runpath});
+  CHECK(via_runpath.origin == "LD_LIBRARY_PATH");
+  (void)a;
+  (void)b;
+}
+
+TEST_CASE("LD_PRELOAD of a library with the soname wins over everything") {
+  Scratch s;
+  std::string pre = s.install_nccl("nccl-2.8.4", "pre");
+  LoaderEnv env = make_loader_env(FsView{}, pre, "");
+  Resolution r = resolve_library(env, "libnccl.so.2", Requester{});
+  REQUIRE(r.status == LoadStatus::found);
+  CHECK(r.origin == "LD_PRELOAD");
+  CHECK(r.real_path == s.path("pre/libnccl.so.2.8.4"));
+}
+
+TEST_CASE("a library for another machine is skipped, a corrupt one stops the search") {
+  Scratch s;
+  std::string arm = s.copy(standin("nccl-2.21.5/libnccl.so.2.21.5"), "arm/libnccl.so.2");
+  {
+    std::fstream f(arm, std::ios::in | std::ios::out | std::ios::binary);
+    uint16_t aarch64 = 183;
+    f.seekp(18);
+    f.write(reinterpret_cast<const char*>(&aarch64), 2);
+  }
+  s.write("junk/libnccl.so.2", std::string(4096, '\x5a'));
+  LoaderEnv env = make_loader_env(FsView{}, "", s.path("arm"));
+  env.cache = LdCache{};
+  env.system_dirs.clear();
+  Resolution r = resolve_library(env, "libnccl.so.2", Requester{});
+  CHECK(r.status == LoadStatus::not_found);
+  REQUIRE(r.skipped.size() == 1);
+  CHECK(r.skipped[0].reason == "built for aarch64, this is x86_64");
+  // The real loader agrees: it passes the aarch64 file over.
+  CHECK(loaded_by_dlopen(arm).empty());
+
+  LoaderEnv env2 = make_loader_env(FsView{}, "", s.path("arm") + ":" + s.path("junk"));
+  Resolution j = resolve_library(env2, "libnccl.so.2", Requester{});
+  CHECK(j.status == LoadStatus::fatal);
+  CHECK(j.path == s.path("junk/libnccl.so.2"));
+  CHECK(j.error.find("not an ELF") != std::string::npos);
+}
+
+TEST_CASE("DSTs expand and LD_LIBRARY_PATH splits like ld.so") {
+  CHECK(expand_dst("$ORIGIN/../lib", "/a/b") == "/a/b/../lib");
+  CHECK(expand_dst("${ORIGIN}/x", "/o") == "/o/x");
+  CHECK(split_library_path("/a::/b") == std::vector<std::string>{"/a", ".", "/b"});
+  CHECK(split_preload("/a.so /b.so:/c.so") ==
+        std::vector<std::string>{"/a.so", "/b.so", "/c.so"});
+}

@@ -1,0 +1,103 @@
+// Scratch directory trees for probe tests: library layouts assembled from the stand-ins that
+// tests/standins builds (DENPEX_STANDINS_DIR) and from the real NCCL on the machine.
+//
+// As root the probe refuses to load files from directories others can write, so the scratch
+// base must be trusted: the build tree when it is, otherwise a directory under /run.
+#pragma once
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include "probe/probe.h"
+#include "probe/trust.h"
+
+namespace denpex_test {
+
+namespace fs = std::filesystem;
+
+inline std::string standin(const std::string& rel) {
+  return std::string(DENPEX_STANDINS_DIR) + "/" + rel;
+}
+
+class Scratch {
+ public:
+  Scratch() {
+    std::string base = std::string(DENPEX_TEST_SCRATCH_BASE);
+    fs::create_directories(base);
+    ::chmod(base.c_str(), 0755);
+    if (::geteuid() == 0 && !denpex::check_trusted(base, true).trusted) base = "/run";
+    std::string tmpl = base + "/denpex-test.XXXXXX";
+    char* made = ::mkdtemp(&tmpl[0]);
+    dir_ = made ? made : base + "/denpex-test.failed";
+    ::chmod(dir_.c_str(), 0755);
+  }
+  ~Scratch() {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+
+  const std::string& dir() const { return dir_; }
+  std::string path(const std::string& rel) const { return dir_ + "/" + rel; }
+
+  // Creates the parent directories of rel and returns the full path.
+  std::string prepare(const std::string& rel) const {
+    std::string p = path(rel);
+    fs::create_directories(fs::path(p).parent_path());
+    return p;
+  }
+  std::string copy(const std::string& from, const std::string& rel) const {
+    std::string p = prepare(rel);
+    fs::copy_file(from, p, fs::copy_options::overwrite_existing);
+    return p;
+  }
+  std::string link(const std::string& target, const std::string& rel) const {
+    std::string p = prepare(rel);
+    std::error_code ec;
+    fs::remove(p, ec);
+    fs::create_symlink(target, p);
+    return p;
+  }
+  std::string write(const std::string& rel, const std::string& text) const {
+    std::string p = prepare(rel);
+    std::ofstream(p, std::ios::binary) << text;
+    return p;
+  }
+  // Copies a stand-in NCCL variant dir's real file as libnccl.so.2.X.Y plus the soname link.
+  std::string install_nccl(const std::string& variant, const std::string& dir_rel) const {
+    std::string version = variant.substr(variant.find('-') + 1);
+    std::string file = "libnccl.so." + version;
+    copy(standin(variant + "/" + file), dir_rel + "/" + file);
+    return link(file, dir_rel + "/libnccl.so.2");
+  }
+
+ private:
+  std::string dir_;
+};
+
+// Probe options for a process with exactly `env` (plus a PATH without Python), no kernel
+// module files unless given.
+inline denpex::ProbeOptions options_with(std::map<std::string, std::string> env) {
+  denpex::ProbeOptions o;
+  if (!env.count("PATH")) env["PATH"] = "/nonexistent";
+  o.env = env;
+  o.step_timeout = 5.0;
+  o.running_as_root = ::geteuid() == 0;
+  o.kernel_version_files = {};
+  return o;
+}
+
+// The real NCCL of the CUDA 13.0 toolkit on this machine, from the loader cache; "" if absent.
+inline std::string real_nccl() {
+  const char* p = "/usr/local/cuda-13.0/lib/libnccl.so.2";
+  return ::access(p, R_OK) == 0 ? p : "";
+}
+
+}  // namespace denpex_test

@@ -1,0 +1,37 @@
+#include <catch2/catch.hpp>
+
+#include "probe/settings_probe.h"
+#include "scratch.h"
+
+using namespace denpex;
+using namespace denpex_test;
+
+TEST_CASE("only NCCL_* variables are recorded") {
+  ProbeContext ctx;
+  ctx.env = {{"NCCL_PROTO", "Simple"}, {"NCCL_DEBUG", "INFO"}, {"PATH", "/bin"}, {"NCCLX", "1"}};
+  auto m = nccl_env_settings(ctx);
+  CHECK(m == std::map<std::string, std::string>{{"NCCL_DEBUG", "INFO"}, {"NCCL_PROTO", "Simple"}});
+}
+
+TEST_CASE("nccl.conf files: user file first, /etc second, first one wins") {
+  Scratch s;
+  s.write("home/.nccl.conf", "# mine\nNCCL_PROTO=LL128\n  NCCL_ALGO = Ring \nnot a setting\n");
+  s.write("etc/nccl.conf", "NCCL_PROTO=Simple\nNCCL_IB_HCA=mlx5\n");
+  ProbeContext ctx;
+  ctx.env = {{"HOME", "/home"}};
+  ctx.loader.fs = FsView{s.dir()};
+  auto m = nccl_conf_settings(ctx);
+  CHECK(m == std::map<std::string, std::string>{
+                 {"NCCL_ALGO", "Ring"}, {"NCCL_IB_HCA", "mlx5"}, {"NCCL_PROTO", "LL128"}});
+  ctx.env = {{"HOME", "/home"}, {"NCCL_CONF_FILE", "/etc/nccl.conf"}};
+  CHECK(nccl_conf_settings(ctx).at("NCCL_PROTO") == "Simple");
+}
+
+TEST_CASE("identity: host, pid and architecture are filled") {
+  ProbeContext ctx;
+  RankRecord r;
+  fill_identity(ctx, &r);
+  CHECK_FALSE(r.host.empty());
+  CHECK(r.pid == ::getpid());
+  CHECK(r.arch == "x86_64");
+}
