@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <map>
 
@@ -104,6 +105,7 @@ CollectResult MpiJob::collect(const RankRecord* mine, const std::string& host,
   }
 
   // Rank 0, phase 1: one receive posted per rank, polled until all arrive or the deadline.
+  const double started = monotonic_seconds();
   const int n = size_;
   std::vector<std::vector<char>> bufs(static_cast<size_t>(n));
   std::vector<MPI_Request> reqs(static_cast<size_t>(n), MPI_REQUEST_NULL);
@@ -134,11 +136,12 @@ CollectResult MpiJob::collect(const RankRecord* mine, const std::string& host,
     }
     if (count == 0) pause_briefly();
   }
+  const std::string waited = fmt::format("rank 0 waited {:.1f} s (--timeout)", deadline - started);
   for (int r = 1; r < n; ++r) {
     if (done[r]) continue;
     MPI_Cancel(&reqs[r]);
     MPI_Request_free(&reqs[r]);
-    res.missing.push_back({r, "", "did not report before the deadline (--timeout)"});
+    res.missing.push_back({r, "", waited});
   }
   reported_.clear();
   for (const auto& r : reported) reported_.push_back(r.rank);
@@ -251,8 +254,11 @@ int MpiJob::agree_exit_code(int code, double deadline, std::string* note) {
 void MpiJob::finish(int code, bool ranks_missing) {
   if (rank_ == 0 && ranks_missing) {
     // A missing rank may be stuck in a library constructor: MPI_Finalize would wait for it
-    // forever. MPI_Abort makes the launcher kill it and exit with `code`.
-    MPI_Abort(MPI_COMM_WORLD, code);
+    // forever. Leaving without it makes the launcher end the job (it kills the remaining ranks
+    // and exits non-zero). MPI_Abort would do the same, but Open MPI 4.1.4's mpirun crashes
+    // (SIGSEGV in PMIx_server_finalize) printing the abort notice.
+    std::fflush(nullptr);
+    ::_exit(code);
   }
   MPI_Finalize();
 }

@@ -17,6 +17,21 @@ namespace denpex {
 
 namespace {
 
+// Details are written for one rank ("has", "loads", "runs"); a finding that blames several
+// ranks reads "ranks 0-3 on node[1-2] have ...".
+std::string agree_verb(const std::string& detail, bool plural) {
+  if (!plural) return detail;
+  static const std::pair<const char*, const char*> verbs[] = {
+      {"has ", "have "}, {"loads ", "load "}, {"runs ", "run "}, {"is ", "are "},
+      {"resolves ", "resolve "}, {"gets ", "get "}};
+  for (const auto& [one, many] : verbs) {
+    std::string o(one);
+    if (detail.compare(0, o.size(), o) == 0) return many + detail.substr(o.size());
+  }
+  return detail;
+}
+
+
 // ---------------------------------------------------------------------------------------------
 // One-process rules. The same problem in several groups (groups that differ in something else)
 // becomes one finding, so a driver missing on 512 hosts is one line, not one per configuration.
@@ -58,7 +73,8 @@ class LocalFindings {
       f.severity = key.severity;
       f.ranks.assign(blame.ranks.begin(), blame.ranks.end());
       f.hosts.assign(blame.hosts.begin(), blame.hosts.end());
-      f.message = fmt::format("{} {}", rank_phrase(f.ranks, f.hosts), key.detail);
+      f.message = fmt::format("{} {}", rank_phrase(f.ranks, f.hosts),
+                              agree_verb(key.detail, f.ranks.size() > 1));
       f.expected = key.expected;
       f.found = key.found;
       f.fix = key.fix;

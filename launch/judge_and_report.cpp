@@ -80,6 +80,7 @@ int judge_and_report(const Options& o, const Baseline* baseline, JobResult job) 
   if (!o.quiet) {
     FILE* human = json_stdout ? stderr : stdout;
     std::string text = render_human(report, use_color(o, job.mode, ::fileno(human)));
+    if (!text.empty() && text.back() != '\n') text += '\n';
     for (const auto& n : job.notes) text += "note: " + n + "\n";
     std::fputs(text.c_str(), human);
     std::fflush(human);

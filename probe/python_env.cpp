@@ -96,7 +96,15 @@ std::vector<std::string> prefix_site_dirs(const FsView& fs, const std::string& p
 std::vector<SitePackagesDir> find_site_packages(const ProbeContext& ctx) {
   std::vector<SitePackagesDir> all;
   const FsView& fs = ctx.loader.fs;
-  for (const auto& d : ctx.site_packages) all.push_back({d, "--site-packages"});
+  for (const auto& d : ctx.site_packages) {
+    // Under --root a --site-packages path is a path inside the image; a host path that points
+    // into the image (ROOT/opt/...) is taken as the same directory.
+    std::string view = d;
+    if (fs.root != "/" && d.size() > fs.root.size() && d.compare(0, fs.root.size(), fs.root) == 0 &&
+        d[fs.root.size()] == '/')
+      view = d.substr(fs.root.size());
+    all.push_back({view, "--site-packages"});
+  }
   std::string pp = env_value(ctx, "PYTHONPATH");
   size_t start = 0;
   while (!pp.empty() && start <= pp.size()) {
@@ -107,6 +115,7 @@ std::vector<SitePackagesDir> find_site_packages(const ProbeContext& ctx) {
   }
   for (const char* var : {"VIRTUAL_ENV", "CONDA_PREFIX"}) {
     std::string prefix = env_value(ctx, var);
+    if (!prefix.empty() && prefix[0] != '/') prefix = join_path(ctx.loader.cwd, prefix);
     if (!prefix.empty())
       for (auto& d : prefix_site_dirs(fs, prefix)) all.push_back({d, var});
   }
@@ -114,9 +123,28 @@ std::vector<SitePackagesDir> find_site_packages(const ProbeContext& ctx) {
   std::string home = env_value(ctx, "HOME");
   if (!home.empty())
     for (auto& d : prefix_site_dirs(fs, join_path(home, ".local"))) all.push_back({d, "user site"});
+  if (fs.root != "/" && !fs.root.empty()) {
+    // Under --root the environment above is the probing process's, not the image's: the
+    // image's own PATH/VIRTUAL_ENV/CONDA_PREFIX are unknown (they live in the image config, not
+    // in its files). So the layouts images commonly install Python into are searched as well,
+    // after everything the environment named: conda (base and envs), pip into /usr/local
+    // (NGC images: /usr/local/lib/python3.X/dist-packages), a venv at /opt/venv, and Debian's
+    // packaged /usr/lib/python3/dist-packages.
+    for (const char* prefix : {"/opt/conda", "/usr/local", "/usr", "/opt/venv"})
+      for (auto& d : prefix_site_dirs(fs, prefix)) all.push_back({d, "image"});
+    std::vector<std::string> envs = list_dir(fs, "/opt/conda/envs", 256, nullptr);
+    std::sort(envs.begin(), envs.end());
+    for (const auto& e : envs)
+      for (auto& d : prefix_site_dirs(fs, join_path("/opt/conda/envs", e)))
+        all.push_back({d, "image"});
+    all.push_back({"/usr/lib/python3/dist-packages", "image"});
+  }
 
   std::vector<SitePackagesDir> out;
   for (auto& d : all) {
+    // PYTHONPATH=lib, --site-packages ./venv/...: Python takes these relative to the current
+    // directory, and so does the probe.
+    if (!d.path.empty() && d.path[0] != '/') d.path = join_path(ctx.loader.cwd, d.path);
     if (!is_dir(fs, d.path)) continue;
     bool dup = std::any_of(out.begin(), out.end(),
                            [&](const SitePackagesDir& o) { return o.path == d.path; });
