@@ -3,13 +3,13 @@
 # on stderr for missing or unusable input, 0 on agreeing traces, --strict on unreadable lines.
 # usage: run_cli.sh DRIVER FIXTURE_DIR
 set -u
-drv=$1 fx=$2
+drv=("$1" collectives) fx=$2
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail=0
 expect() {  # expect CODE DESCRIPTION ARGS...
   want=$1 what=$2; shift 2
-  timeout 30 "$drv" "$@" >"$dir/out" 2>"$dir/err"
+  timeout 30 "${drv[@]}" "$@" >"$dir/out" 2>"$dir/err"
   rc=$?
   [ $rc -eq "$want" ] || { echo "FAIL: $what: exit $rc, expected $want"; cat "$dir/out" "$dir/err"; fail=1; }
 }

@@ -3,7 +3,7 @@
 # real NCCL; rank 2 diverges at step 5 per VARIANT; the analyser must name rank 2, step 5 and both
 # calls. usage: run_mpi_divergence.sh TRACE_LIB NCCL_LOOP DRIVER VARIANT  (exit 77 = skipped)
 set -u
-lib=$1 loop=$2 driver=$3 variant=$4
+lib=$1 loop=$2 driver=$3 variant=$4  # DRIVER: the denpex-probe binary
 k=5
 command -v mpirun >/dev/null || { echo "SKIP: no mpirun"; exit 77; }
 "$loop" check 0 || { echo "SKIP: libnccl.so.2 not loadable"; exit 77; }
@@ -18,7 +18,7 @@ if [ $rc -ne 0 ]; then echo "FAIL: mpirun exited $rc"; tail -20 "$dir/mpirun.log
 n=$(ls "$dir/traces" | wc -l)
 [ "$n" -eq 4 ] || { echo "FAIL: expected 4 trace files, got $n"; exit 1; }
 
-timeout 60 "$driver" "$dir/traces" --json "$dir/report.json" >"$dir/human.txt" 2>"$dir/err.txt"
+timeout 60 "$driver" collectives "$dir/traces" --json "$dir/report.json" >"$dir/human.txt" 2>"$dir/err.txt"
 rc=$?
 cat "$dir/human.txt" "$dir/err.txt"
 fail=0
