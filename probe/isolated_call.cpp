@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -50,6 +51,7 @@ IsolatedChild start_isolated(const std::function<std::string()>& fn) {
     c.error = std::string("pipe: ") + std::strerror(errno);
     return c;
   }
+  const pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) {
     c.error = std::string("fork: ") + std::strerror(errno);
@@ -59,6 +61,10 @@ IsolatedChild start_isolated(const std::function<std::string()>& fn) {
   }
   if (pid == 0) {
     ::close(fds[0]);
+    // If the caller dies (mpirun kills a rank at the job's deadline), its children go too:
+    // no orphaned probe keeps a hung library alive.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(1);
     // Its own process group, so a library that forks helpers is killed with it.
     ::setpgid(0, 0);
     // A crash must kill the child plainly so the parent sees the signal: handlers inherited

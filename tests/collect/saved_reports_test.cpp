@@ -1,0 +1,92 @@
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "collect/saved_reports.h"
+
+using namespace denpex;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Dir {
+  fs::path path;
+  Dir() {
+    path = fs::temp_directory_path() / ("denpex-saved-" + std::to_string(::getpid()));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~Dir() { fs::remove_all(path); }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(path / name) << text;
+    return (path / name).string();
+  }
+};
+
+std::string record(int rank, const std::string& host, const std::string& version) {
+  RankRecord r;
+  r.rank = rank;
+  r.host = host;
+  r.nccl.status = NcclStatus::ok;
+  r.nccl.version = version;
+  return nlohmann::json(r).dump();
+}
+
+}  // namespace
+
+TEST_CASE("records load from files and directories; repeated ranks are renumbered") {
+  Dir d;
+  d.write("node1.json", record(0, "node1", "2.28.9"));
+  d.write("node2.json", record(0, "node2", "2.27.3"));
+  d.write("notes.txt", "ignored: not *.json");
+  int renumbered = 0;
+  SavedRecords s = load_saved_records({d.path.string()}, &renumbered);
+  REQUIRE(s.status == SavedStatus::ok);
+  REQUIRE(s.records.size() == 2);
+  CHECK(s.records[0].host == "node1");
+  CHECK(s.records[0].rank == 0);
+  CHECK(s.records[1].host == "node2");
+  CHECK(s.records[1].rank == 1);
+  CHECK(renumbered == 1);
+  CHECK(s.records[1].nccl.version == "2.27.3");
+}
+
+TEST_CASE("a cluster report supplies its ranks") {
+  Dir d;
+  nlohmann::json report = {{"schema", "denpex.report.v1"},
+                           {"ranks", {nlohmann::json::parse(record(0, "a", "2.28.9")),
+                                      nlohmann::json::parse(record(1, "b", "2.28.9"))}}};
+  int renumbered = 0;
+  SavedRecords s = load_saved_records({d.write("r.json", report.dump())}, &renumbered);
+  REQUIRE(s.status == SavedStatus::ok);
+  CHECK(s.records.size() == 2);
+}
+
+TEST_CASE("bad inputs name the file and the problem") {
+  Dir d;
+  int n = 0;
+  auto err = [&](const std::string& name, const std::string& text) {
+    SavedRecords s = load_saved_records({d.write(name, text)}, &n);
+    CHECK(s.status == SavedStatus::bad_input);
+    CHECK(s.error.find(name) != std::string::npos);
+    return s.error;
+  };
+  CHECK(err("trunc.json", record(0, "a", "2.28.9").substr(0, 40)).find("not valid JSON") !=
+        std::string::npos);
+  CHECK(err("schema.json", R"({"schema":"denpex.report.v9"})").find("denpex.report.v9") !=
+        std::string::npos);
+  CHECK(err("foreign.json", R"({"hello":"world"})").find("not a denpex rank record") !=
+        std::string::npos);
+  CHECK(err("deep.json", std::string(100000, '[')).find("nested") != std::string::npos);
+  SavedRecords missing = load_saved_records({(d.path / "nope.json").string()}, &n);
+  CHECK(missing.status == SavedStatus::bad_input);
+  CHECK(missing.error.find("nope.json") != std::string::npos);
+  fs::create_directories(d.path / "empty");
+  SavedRecords empty = load_saved_records({(d.path / "empty").string()}, &n);
+  CHECK(empty.error.find("no *.json") != std::string::npos);
+}
