@@ -1,0 +1,78 @@
+#!/bin/bash
+# denpex-prolog without Slurm: verdicts, the one-line reasons, configuration errors, the time
+# bound, on_error, and a spool that cannot be written.
+# usage: run_prolog_unit_test.sh PROBE PROLOG STANDINS_DIR WORKDIR
+set -euo pipefail
+probe=$(realpath "${1:?usage: run_prolog_unit_test.sh PROBE PROLOG STANDINS_DIR WORKDIR}")
+prolog=$(realpath "${2:?missing PROLOG}")
+standins=$(realpath "${3:?missing STANDINS_DIR}")
+work=${4:?missing WORKDIR}
+fail() { echo "FAIL: $*" >&2; exit 1; }
+rm -rf "$work"; mkdir -p "$work"; chmod 755 "$work"; work=$(realpath "$work")
+host=$(hostname)
+
+clean=(env -i PATH=/usr/bin:/bin)
+"${clean[@]}" "$probe" -q --write-baseline "$work/good.json" || true
+"${clean[@]}" LD_LIBRARY_PATH="$standins/nccl-2.27.3" "$probe" -q --write-baseline "$work/other.json" || true
+grep -q '"2.27.3"' "$work/other.json" || fail "other.json does not pin 2.27.3"
+
+# run NAME EXPECTED_EXIT CONF_LINES...: runs the prolog as slurmd would (almost no environment).
+run() {
+  local name=$1 want=$2 rc=0
+  shift 2
+  printf '%s\n' "$@" >"$work/$name.conf"
+  env -i SLURM_JOB_ID=42 SLURMD_NODENAME=node7 DENPEX_PROLOG_CONF="$work/$name.conf" \
+    timeout 120 "$prolog" >"$work/$name.out" 2>"$work/$name.err" || rc=$?
+  [ "$rc" = "$want" ] || { cat "$work/$name.out" "$work/$name.err" >&2; fail "$name: exit $rc, expected $want"; }
+  echo "ok $name (exit $rc): $(head -n 1 "$work/$name.err")"
+}
+# err_is NAME EXPECTED_FIRST_LINE_PREFIX
+err_is() {
+  local got; got=$(head -n 1 "$work/$1.err")
+  case $got in "$2"*) ;; *) fail "$1: stderr '$got', expected it to start with '$2'" ;; esac
+  [ "$(wc -l <"$work/$1.err")" = 1 ] || fail "$1: more than one line on stderr: $(cat "$work/$1.err")"
+}
+base=("probe = $probe" "spool = $work/spool" "syslog = no" "timeout = 20")
+
+run pass 0 "${base[@]}" "baseline = $work/good.json"
+[ ! -s "$work/pass.err" ] || fail "pass: stderr not empty: $(cat "$work/pass.err")"
+jq -e '.rank == 0 and (.nccl.version | length) > 0' "$work/spool/$host.json" >/dev/null ||
+  fail "pass: no record at $work/spool/$host.json"
+head -n 1 "$work/spool/$host.txt" | grep -q "^# node node7, job 42, .*exit 0$" || fail "pass: $host.txt header: $(head -n 1 "$work/spool/$host.txt")"
+
+run reject 1 "${base[@]}" "baseline = $work/other.json"
+err_is reject "denpex-prolog: denpex: nccl-version-mismatch: rank 0 on $host loads NCCL "
+grep -q "pins 2.27.3" "$work/reject.err" || fail "reject: reason does not name the pinned version"
+
+run no-baseline 1 "${base[@]}" "baseline = $work/absent.json"
+err_is no-baseline "denpex-prolog: denpex: could not judge: baseline $work/absent.json is missing"
+run no-baseline-pass 0 "${base[@]}" "baseline = $work/absent.json" "on_error = pass"
+err_is no-baseline-pass "denpex-prolog: could not judge node node7, letting the job run (on_error=pass)"
+
+echo '{"schema":"something.else"}' >"$work/foreign.json"
+run foreign 1 "${base[@]}" "baseline = $work/foreign.json"
+err_is foreign "denpex-prolog: denpex: could not judge: denpex-probe: --baseline"
+
+run bad-key 1 "${base[@]}" "baseline = $work/good.json" "basline = x"
+err_is bad-key "denpex-prolog: denpex: $work/bad-key.conf:6: unknown key 'basline'"
+run bad-timeout 1 "${base[@]}" "timeout = soon"
+err_is bad-timeout "denpex-prolog: denpex: $work/bad-timeout.conf: timeout 'soon' is not a whole number"
+run no-conf-file 1
+rm -f "$work/no-conf-file.conf"
+rc=0; env -i DENPEX_PROLOG_CONF="$work/no-conf-file.conf" "$prolog" 2>"$work/no-conf-file.err" || rc=$?
+[ "$rc" = 1 ] || fail "no-conf-file: exit $rc"
+err_is no-conf-file "denpex-prolog: denpex: configuration $work/no-conf-file.conf (DENPEX_PROLOG_CONF) does not exist"
+
+# A probe that hangs: killed at timeout + 15 s, node drained with the reason.
+printf '#!/bin/sh\nexec sleep 600\n' >"$work/hang-probe"; chmod 755 "$work/hang-probe"
+start=$(date +%s)
+run hang 1 "probe = $work/hang-probe" "spool = $work/spool" "syslog = no" "timeout = 1" "baseline = $work/good.json"
+took=$(( $(date +%s) - start ))
+[ "$took" -le 30 ] || fail "hang: the prolog took ${took}s, its bound is 16s (+5 s kill)"
+err_is hang "denpex-prolog: denpex: could not judge: denpex-probe did not finish within 16s"
+
+# A spool that cannot be written does not change the verdict.
+: >"$work/not-a-dir"
+run bad-spool 0 "probe = $probe" "spool = $work/not-a-dir/spool" "syslog = no" "baseline = $work/good.json"
+err_is bad-spool "denpex-prolog: could not write the node record to $work/not-a-dir/spool/"
+echo PASS
