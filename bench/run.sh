@@ -1,0 +1,229 @@
+#!/usr/bin/env bash
+# The benchmarks of issue 7, side by side with their floors, in one command:
+#
+#   bench/run.sh [BUILD_DIR]          (default ./build)
+#
+# Builds nothing: build first with
+#   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+#   cmake --build build -j --target denpex-probe denpex_trace denpex_trace_overhead \
+#     denpex_bench_abtime denpex_bench_floor_nccl_version denpex_bench_floor_mpi_hostnames \
+#     denpex_bench_gen_records denpex_bench_judge_sim
+#
+# Prints progress on stderr and, at the end, the table on stdout (figure, floor or bound, ratio,
+# target, PASS/MISS/info) followed by the details behind it. Every side-by-side figure is the
+# median of interleaved runs (AB, BA, AB, ...; bench/abtime.c). Exit 0 even when a target is
+# missed (the row says MISS); 2 when a program is missing or the machine cannot run a step.
+#
+# Knobs (environment): BENCH_LOCAL_RUNS (40), BENCH_MPI_RUNS (15), BENCH_MPI_SIZES ("2 4 8"),
+# BENCH_COMPARE_SIZES ("1000 10000 100000"), BENCH_JUDGE_RANKS (1000000), BENCH_TRACE_CALLS
+# (500000), BENCH_TMP (scratch directory parent; default $TMPDIR or /tmp).
+set -u
+export LC_ALL=C
+
+BUILD=${1:-./build}
+BUILD=$(cd "$BUILD" 2>/dev/null && pwd) || { echo "bench/run.sh: build directory ${1:-./build} not found" >&2; exit 2; }
+
+LOCAL_RUNS=${BENCH_LOCAL_RUNS:-40}
+MPI_RUNS=${BENCH_MPI_RUNS:-15}
+MPI_SIZES=${BENCH_MPI_SIZES:-"2 4 8"}
+COMPARE_SIZES=${BENCH_COMPARE_SIZES:-"1000 10000 100000"}
+JUDGE_RANKS=${BENCH_JUDGE_RANKS:-1000000}
+TRACE_CALLS=${BENCH_TRACE_CALLS:-500000}
+
+PROBE=$BUILD/launch/denpex-probe
+TRACE_LIB=$BUILD/launch/trace/libdenpex-trace.so
+AB=$BUILD/bench/denpex_bench_abtime
+FLOOR_NCCL=$BUILD/bench/denpex_bench_floor_nccl_version
+FLOOR_MPI=$BUILD/bench/denpex_bench_floor_mpi_hostnames
+GEN=$BUILD/bench/denpex_bench_gen_records
+JUDGE_SIM=$BUILD/bench/denpex_bench_judge_sim
+TRACE_BENCH=$BUILD/bench/denpex_trace_overhead
+
+missing=0
+for f in "$PROBE" "$TRACE_LIB" "$AB" "$FLOOR_NCCL" "$FLOOR_MPI" "$GEN" "$JUDGE_SIM" "$TRACE_BENCH"; do
+  [ -x "$f" ] || [ -f "$f" ] || { echo "bench/run.sh: $f not built (see the build line at the top of bench/run.sh)" >&2; missing=1; }
+done
+command -v mpirun >/dev/null || { echo "bench/run.sh: mpirun not on PATH (apt-get install openmpi-bin)" >&2; missing=1; }
+[ -x /usr/bin/time ] || { echo "bench/run.sh: /usr/bin/time missing (apt-get install time)" >&2; missing=1; }
+[ $missing = 0 ] || exit 2
+
+TMP=$(mktemp -d "${BENCH_TMP:-${TMPDIR:-/tmp}}/denpex-bench.XXXXXX") || exit 2
+trap 'rm -rf "$TMP"' EXIT INT TERM
+
+if [ "$(id -u)" = 0 ]; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+MPIRUN=(mpirun --oversubscribe)
+
+TABLE=$TMP/table
+DETAILS=$TMP/details
+: >"$TABLE"
+: >"$DETAILS"
+T_START=$(date +%s)
+
+log() { echo "[bench $(($(date +%s) - T_START))s] $*" >&2; }
+detail() { echo "$*" >>"$DETAILS"; }
+
+# row NAME FIGURE FLOOR RATIO TARGET STATUS
+row() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$TABLE"; }
+
+# field KEY LINE-PREFIX FILE: value of KEY=... on the line starting with PREFIX
+field() { awk -v k="$1" -v p="$2" '$1 == p { for (i = 2; i <= NF; i++) { split($i, kv, "="); if (kv[1] == k) print kv[2] } }' "$3"; }
+calc() { awk "BEGIN { printf \"%.${2:-2}f\", $1 }"; }
+# verdict VALUE LIMIT: PASS when VALUE <= LIMIT
+verdict() { awk -v v="$1" -v l="$2" 'BEGIN { print (v + 0 <= l + 0) ? "PASS" : "MISS" }'; }
+
+# --- 1. local probe vs dlopen + ncclGetVersion ---------------------------------------------------
+log "1/6 local probe vs dlopen+ncclGetVersion floor ($LOCAL_RUNS interleaved runs each)"
+if ! "$FLOOR_NCCL" >/dev/null 2>&1; then
+  row "local probe -q vs dlopen+ncclGetVersion" "-" "-" "-" "<= 5x" "MISS (floor cannot load libnccl.so.2)"
+else
+  "$AB" "$LOCAL_RUNS" 5 "$FLOOR_NCCL" ::: "$PROBE" -q >"$TMP/local.txt"
+  a=$(field median_ms A "$TMP/local.txt"); b=$(field median_ms B "$TMP/local.txt")
+  r=$(field median_b_over_a ratio "$TMP/local.txt"); ex=$(field exit B "$TMP/local.txt")
+  row "local: denpex-probe -q (ms)" "$(calc "$b")" "$(calc "$a")" "$(calc "$r")x" "<= 5x" "$(verdict "$r" 5)"
+  detail "local probe: floor median $a ms, probe median $b ms (exit $ex), median of pair ratios $(field median_of_pair_ratios ratio "$TMP/local.txt")x; max RSS floor $(field maxrss_kb A "$TMP/local.txt") KB, probe $(field maxrss_kb B "$TMP/local.txt") KB"
+fi
+
+# --- 2. mpirun -np N denpex-probe vs MPI_Init + MPI_Gather of host names --------------------------
+log "2/6 mpirun -np {$MPI_SIZES} probe vs MPI floor ($MPI_RUNS interleaved runs each)"
+for np in $MPI_SIZES; do
+  "$AB" "$MPI_RUNS" 2 "${MPIRUN[@]}" -np "$np" "$FLOOR_MPI" ::: "${MPIRUN[@]}" -np "$np" "$PROBE" -q >"$TMP/mpi$np.txt"
+  a=$(field median_ms A "$TMP/mpi$np.txt"); b=$(field median_ms B "$TMP/mpi$np.txt")
+  r=$(field median_b_over_a ratio "$TMP/mpi$np.txt"); ex=$(field exit B "$TMP/mpi$np.txt")
+  st=$(verdict "$r" 1.15)
+  [ "$ex" = 0 ] || st="$st (probe exit $ex)"
+  row "mpirun -np $np denpex-probe -q (ms)" "$(calc "$b" 1)" "$(calc "$a" 1)" "$(calc "$r" 3)x" "<= 1.15x" "$st"
+  detail "mpirun -np $np: floor median $a ms (min $(field min_ms A "$TMP/mpi$np.txt")), probe median $b ms (min $(field min_ms B "$TMP/mpi$np.txt")), median of pair ratios $(field median_of_pair_ratios ratio "$TMP/mpi$np.txt")x"
+done
+
+# --- 3. bytes at rank 0 ----------------------------------------------------------------------------
+log "3/6 bytes at rank 0, N = {$MPI_SIZES}, K = 1 and 2"
+bytes_of() { sed -n 's/.*"bytes_at_root": *\([0-9-]*\).*/\1/p' "$1" | head -1; }
+HOSTLEN=$(hostname | tr -d '\n' | wc -c)
+rec_bytes=""
+for np in $MPI_SIZES; do
+  "${MPIRUN[@]}" -np "$np" "$PROBE" -q --json "$TMP/k1_$np.json" >/dev/null 2>&1
+  "${MPIRUN[@]}" -np $((np - 1)) "$PROBE" -q --json "$TMP/k2_$np.json" : \
+    -np 1 -x NCCL_PROTO=Simple "$PROBE" -q --json "$TMP/k2_$np.json" >/dev/null 2>&1
+  b1=$(bytes_of "$TMP/k1_$np.json"); b2=$(bytes_of "$TMP/k2_$np.json")
+  if [ -z "$b1" ] || [ -z "$b2" ]; then
+    row "bytes at rank 0, N=$np" "-" "-" "-" "<= 64/rank + K rec" "MISS (no bytes_at_root in --json)"
+    continue
+  fi
+  # K=1: rank 0 represents the only configuration, so every byte is digest + host.
+  # K=2: the same plus the full record of rank N-1 (the MPMD rank with NCCL_PROTO=Simple).
+  per_rank=$(calc "$b1 / ($np - 1)" 1)
+  rec=$((b2 - b1)); rec_bytes=$rec
+  bound1=$((64 * np + 1 * rec)); bound2=$((64 * np + 2 * rec))
+  row "bytes at rank 0, N=$np K=1" "$b1" "$bound1" "$(calc "$b1 / $bound1" 3)" "<= 1 (64N+K*rec)" "$(verdict "$b1" "$bound1")"
+  row "bytes at rank 0, N=$np K=2" "$b2" "$bound2" "$(calc "$b2 / $bound2" 3)" "<= 1 (64N+K*rec)" "$(verdict "$b2" "$bound2")"
+  row "  bytes per rank, N=$np" "$per_rank" "64" "$(calc "$per_rank / 64" 3)" "<= 1" "$(verdict "$per_rank" 64)"
+  detail "bytes N=$np: K=1 $b1 B = $((np - 1)) x $per_rank B (8-byte digest + ${HOSTLEN}-byte host name); K=2 $b2 B = $b1 + one full record of $rec B (compact JSON)"
+done
+if [ -n "$rec_bytes" ]; then
+  # Model for large N: rank 0 receives (N-1) x (8 + host) + (K-1) x record when rank 0 holds the
+  # majority configuration (K x record in the worst case). Host names like "gpu-node-01234" (14).
+  for n in 100000 1000000; do
+    for k in 1 3; do
+      m=$(((n - 1) * (8 + 14) + k * rec_bytes)); bound=$((64 * n + k * rec_bytes))
+      row "  model N=$n K=$k, 14-byte hosts" "$m" "$bound" "$(calc "$m / $bound" 3)" "<= 1 (64N+K*rec)" "$(verdict "$m" "$bound")"
+    done
+  done
+  detail "bytes model: (N-1) x (8 + host name length) + up to K x record ($rec_bytes B here); per rank within 64 B while host names are <= 56 bytes"
+fi
+
+# --- 4. compare over saved records --------------------------------------------------------------
+log "4/6 compare over {$COMPARE_SIZES} saved records, 3 configurations"
+"$PROBE" -q --rank-report "$TMP/template.json" >/dev/null 2>&1
+if [ ! -s "$TMP/template.json" ]; then
+  row "compare" "-" "-" "-" "linear" "MISS (could not write a template record)"
+else
+  detail "record file: $(wc -c <"$TMP/template.json") B (indented JSON, from denpex-probe --rank-report)"
+  declare -A CT CR
+  for n in $COMPARE_SIZES; do
+    d=$TMP/records$n
+    mkdir -p "$d"
+    "$GEN" "$TMP/template.json" "$d" "$n" 3 || { row "compare $n records" "-" "-" "-" "" "MISS (generator failed)"; continue; }
+    runs=5; [ "$n" -ge 100000 ] && runs=3
+    # Floor: reading every file once (find + cat), the I/O no judge can avoid.
+    "$AB" "$runs" 1 find "$d" -name '*.json' -exec cat {} + ::: "$PROBE" compare -q "$d" >"$TMP/cmp$n.txt"
+    a=$(field median_ms A "$TMP/cmp$n.txt"); b=$(field median_ms B "$TMP/cmp$n.txt")
+    ex=$(field exit B "$TMP/cmp$n.txt")
+    /usr/bin/time -v "$PROBE" compare -q "$d" >/dev/null 2>"$TMP/cmp$n.time"
+    rss=$(sed -n 's/.*Maximum resident set size (kbytes): *//p' "$TMP/cmp$n.time")
+    CT[$n]=$b; CR[$n]=$rss
+    row "compare $n records (ms)" "$(calc "$b" 1)" "$(calc "$a" 1)" "$(calc "$b / $a" 2)x" "(read floor)" "info"
+    row "compare $n records (max RSS KB)" "$rss" "-" "-" "-" "info"
+    detail "compare $n: median $b ms over $runs runs (exit $ex: 1 = reject, NCCL_PROTO differs), floor (find|cat) $a ms, max RSS $rss KB, $(calc "$rss / $n" 2) KB per record"
+    rm -rf "$d"
+  done
+  prev=""
+  for n in $COMPARE_SIZES; do
+    if [ -n "$prev" ] && [ -n "${CT[$n]:-}" ] && [ -n "${CT[$prev]:-}" ]; then
+      f=$((n / prev)); lim=$(calc "$f * 1.2" 1)
+      tr=$(calc "${CT[$n]} / ${CT[$prev]}" 2); rr=$(calc "${CR[$n]} / ${CR[$prev]}" 2)
+      row "compare time ${n}/${prev}" "${tr}x" "${f}x" "$(calc "$tr / $f" 2)" "<= ${lim}x" "$(verdict "$tr" "$lim")"
+      row "compare max RSS ${n}/${prev}" "${rr}x" "${f}x" "$(calc "$rr / $f" 2)" "<= ${lim}x" "$(verdict "$rr" "$lim")"
+    fi
+    prev=$n
+  done
+fi
+
+# --- 5. judging alone, simulated ranks ----------------------------------------------------------
+log "5/6 judge + report for a simulated $JUDGE_RANKS ranks (and $((JUDGE_RANKS / 10)) for scaling)"
+if [ -s "$TMP/template.json" ]; then
+  # 3 runs at each size; the run with the median total is reported.
+  for n in $((JUDGE_RANKS / 10)) "$JUDGE_RANKS"; do
+    for i in 1 2 3; do "$JUDGE_SIM" "$TMP/template.json" "$n" $((n / 8)) >"$TMP/judge${n}_$i.txt"; done
+    best=$(for i in 1 2 3; do echo "$(awk '$1 == "total_judging" { print $2 }' "$TMP/judge${n}_$i.txt") $i"; done | sort -n | sed -n 2p | cut -d' ' -f2)
+    cp "$TMP/judge${n}_$best.txt" "$TMP/judge$n.txt"
+  done
+  small=$((JUDGE_RANKS / 10))
+  jt=$(awk '$1 == "total_judging" { print $2 }' "$TMP/judge$JUDGE_RANKS.txt")
+  js=$(awk '$1 == "total_judging" { print $2 }' "$TMP/judge$small.txt")
+  jr=$(awk '$1 == "peak_rss_kb" { print $2 }' "$TMP/judge$JUDGE_RANKS.txt")
+  row "judge+report $JUDGE_RANKS ranks (ms)" "$(calc "$jt" 1)" "-" "-" "measured" "info"
+  row "judge+report ${JUDGE_RANKS}/${small} time" "$(calc "$jt / $js" 2)x" "10x" "$(calc "$jt / $js / 10" 2)" "<= 12x" "$(verdict "$(calc "$jt / $js" 2)" 12)"
+  detail "judge simulation, $JUDGE_RANKS ranks on $((JUDGE_RANKS / 8)) hosts, 3 configurations, 2 missing ranks (median of 3 runs; peak RSS $jr KB):"
+  while read -r _ name ms _; do detail "    $name: $ms ms"; done < <(grep '^phase' "$TMP/judge$JUDGE_RANKS.txt")
+  detail "    $(grep '^verdict' "$TMP/judge$JUDGE_RANKS.txt")"
+fi
+
+# --- 6. collective recorder overhead ------------------------------------------------------------
+log "6/6 recorder overhead per call ($TRACE_CALLS calls, 3 interleaved runs with/without LD_PRELOAD)"
+mkdir -p "$TMP/trace"
+: >"$TMP/trace_direct.txt"; : >"$TMP/trace_traced.txt"
+trace_ok=1
+for i in 1 2 3; do
+  "$TRACE_BENCH" "$TRACE_CALLS" >"$TMP/t.txt" 2>/dev/null || trace_ok=0
+  awk '$1 == "traced" { print $2 }' "$TMP/t.txt" >>"$TMP/trace_direct.txt"
+  DENPEX_TRACE_DIR=$TMP/trace LD_PRELOAD=$TRACE_LIB "$TRACE_BENCH" "$TRACE_CALLS" >"$TMP/t.txt" 2>/dev/null || trace_ok=0
+  awk '$1 == "traced" { print $2 }' "$TMP/t.txt" >>"$TMP/trace_traced.txt"
+  rm -rf "$TMP/trace"/*
+done
+if [ $trace_ok = 1 ]; then
+  med() { sort -n "$1" | sed -n 2p; }
+  td=$(med "$TMP/trace_direct.txt"); tt=$(med "$TMP/trace_traced.txt")
+  row "recorder: ns per ncclAllReduce call" "$tt" "$td" "$(calc "$tt / $td" 2)x" "report" "info"
+  detail "recorder overhead: $(calc "$tt - $td" 1) ns per call (traced $tt ns, direct $td ns; medians of 3 runs of $TRACE_CALLS calls on a null communicator, see bench/trace_overhead.md)"
+else
+  row "recorder: ns per ncclAllReduce call" "-" "-" "-" "report" "MISS (NCCL or the recorder could not be loaded)"
+fi
+
+# --- the table ------------------------------------------------------------------------------------
+{
+  echo
+  echo "denpex-probe benchmarks: $(nproc) cores, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo), $(date -u +%Y-%m-%dT%H:%MZ), run took $(($(date +%s) - T_START)) s"
+  echo
+  printf '| %s | %s | %s | %s | %s | %s |\n' benchmark figure "floor/bound" ratio target result
+  printf '| --- | ---: | ---: | ---: | --- | --- |\n'
+  while IFS=$'\t' read -r a b c d e f; do printf '| %s | %s | %s | %s | %s | %s |\n' "$a" "$b" "$c" "$d" "$e" "$f"; done <"$TABLE"
+  echo
+  echo "details:"
+  sed 's/^/  /' "$DETAILS"
+  misses=$(grep -c $'\tMISS' "$TABLE")
+  echo
+  echo "$misses target(s) missed"
+}
+exit 0
