@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # Exit codes and reports of `collectives` on fixtures: 1 with the culprit named, 2 with one line
 # on stderr for missing or unusable input, 0 on agreeing traces, --strict on unreadable lines.
 # usage: run_cli.sh DRIVER FIXTURE_DIR
