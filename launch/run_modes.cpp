@@ -36,11 +36,22 @@ bool write_rank_report(const Options& o, const RankRecord& r) {
   if (o.rank_report.empty()) return true;
   std::string error;
   std::string path = expand_report_path(o.rank_report, r.rank, r.host);
-  if (!write_text_file(path, nlohmann::json(r).dump(2) + "\n", &error)) {
+  // Non-UTF-8 bytes become U+FFFD rather than an exception (issue 6; see configuration_json).
+  const std::string text =
+      nlohmann::json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  if (!write_text_file(path, text, &error)) {
     std::fprintf(stderr, "denpex-probe: --rank-report %s\n", error.c_str());
     return false;
   }
   return true;
+}
+
+// --baseline for the modes that judge in this process; false (message on stderr) when bad.
+bool load_baseline_or_say(const Options& o, Baseline* b, bool* have) {
+  std::string error;
+  if (load_baseline_option(o, b, have, &error)) return true;
+  std::fprintf(stderr, "denpex-probe: --baseline %s\n", error.c_str());
+  return false;
 }
 
 std::string host_name() {
@@ -54,11 +65,7 @@ std::string host_name() {
 int run_single(const Options& o) {
   Baseline baseline;
   bool have_baseline = false;
-  std::string error;
-  if (!load_baseline_option(o, &baseline, &have_baseline, &error)) {
-    std::fprintf(stderr, "denpex-probe: --baseline %s\n", error.c_str());
-    return 2;
-  }
+  if (!load_baseline_or_say(o, &baseline, &have_baseline)) return 2;
   if (!o.root.empty() && ::access(o.root.c_str(), R_OK | X_OK) != 0) {
     std::fprintf(stderr, "denpex-probe: --root %s: not a readable directory\n", o.root.c_str());
     return 2;
@@ -79,7 +86,8 @@ int run_mpi(const Options& o, int* argc, char*** argv) {
   // The probe runs in a child forked before MPI_Init (fork after it is unsafe with some
   // transports), so MPI_Init is not held up by a slow probe and rank 0 can keep its deadline.
   ProbeOptions po = probe_options(o);
-  IsolatedChild child = start_isolated([&po] { return nlohmann::json(probe_rank(po)).dump(); });
+  IsolatedChild child = start_isolated([&po] { // Non-UTF-8 bytes become U+FFFD rather than an exception (issue 6; see configuration_json).
+    return nlohmann::json(probe_rank(po)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); });
 
   MpiJob mpi;
   std::string error;
@@ -136,11 +144,7 @@ int run_mpi(const Options& o, int* argc, char*** argv) {
 int run_compare(const Options& o) {
   Baseline baseline;
   bool have_baseline = false;
-  std::string error;
-  if (!load_baseline_option(o, &baseline, &have_baseline, &error)) {
-    std::fprintf(stderr, "denpex-probe: --baseline %s\n", error.c_str());
-    return 2;
-  }
+  if (!load_baseline_or_say(o, &baseline, &have_baseline)) return 2;
   int renumbered = 0;
   SavedRecords saved = load_saved_records(o.paths, &renumbered);
   if (saved.status != SavedStatus::ok) {

@@ -10,6 +10,8 @@
 #include <cstddef>
 #include <cstring>
 
+#include "probe/text.h"
+
 namespace denpex {
 
 const char* to_string(ElfStatus s) {
@@ -86,18 +88,6 @@ class File {
 
 bool in_file(uint64_t off, uint64_t size, uint64_t file_size) {
   return off <= file_size && size <= file_size - off;
-}
-
-std::vector<std::string> split_path_list(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t end = s.find(':', start);
-    if (end == std::string::npos) end = s.size();
-    if (end > start) out.push_back(s.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
 }
 
 std::string string_at(const std::vector<char>& table, uint64_t off) {
@@ -213,9 +203,9 @@ bool read_dynamic(const File& f, const Elf64_Ehdr& eh, const Sections& sec, uint
     switch (d.d_tag) {
       case DT_NEEDED: info->needed.push_back(string_at(strtab, d.d_un.d_val)); break;
       case DT_SONAME: info->soname = string_at(strtab, d.d_un.d_val); break;
-      case DT_RPATH: info->rpath = split_path_list(string_at(strtab, d.d_un.d_val)); break;
+      case DT_RPATH: info->rpath = split_nonempty(string_at(strtab, d.d_un.d_val), ':'); break;
       case DT_RUNPATH:
-        info->runpath = split_path_list(string_at(strtab, d.d_un.d_val));
+        info->runpath = split_nonempty(string_at(strtab, d.d_un.d_val), ':');
         info->has_runpath = true;
         break;
       default: break;

@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "probe/text.h"
+
 namespace denpex {
 
 std::string dir_name(const std::string& path) {
@@ -35,26 +37,10 @@ std::string host_path(const FsView& fs, const std::string& view_path) {
   return fs.root + view_path;
 }
 
-namespace {
-
-std::vector<std::string> components(const std::string& p) {
-  std::vector<std::string> out;
-  size_t i = 0;
-  while (i < p.size()) {
-    size_t j = p.find('/', i);
-    if (j == std::string::npos) j = p.size();
-    if (j > i) out.push_back(p.substr(i, j - i));
-    i = j + 1;
-  }
-  return out;
-}
-
-}  // namespace
-
 Resolved resolve(const FsView& fs, const std::string& view_path) {
   Resolved r;
   // Pending components, consumed from the back so a symlink's target can be pushed in front.
-  std::vector<std::string> todo = components(view_path);
+  std::vector<std::string> todo = split_nonempty(view_path, '/');
   std::reverse(todo.begin(), todo.end());
   std::vector<std::string> done;
   int links = 0;
@@ -92,7 +78,7 @@ Resolved resolve(const FsView& fs, const std::string& view_path) {
       }
       std::string target(buf, static_cast<size_t>(n));
       if (!target.empty() && target[0] == '/') done.clear();
-      auto parts = components(target);
+      auto parts = split_nonempty(target, '/');
       for (auto it = parts.rbegin(); it != parts.rend(); ++it) todo.push_back(*it);
       continue;
     }

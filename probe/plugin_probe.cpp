@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "probe/elf_file.h"
+#include "probe/text.h"
 
 namespace denpex {
 
@@ -23,18 +24,6 @@ KindInfo kind_info(PluginKind k) {
     case PluginKind::profiler: return {"NCCL_PROFILER_PLUGIN", "profiler", {"ncclProfiler_v"}};
   }
   return {"", "", {}};
-}
-
-std::vector<std::string> split_commas(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t end = s.find(',', start);
-    if (end == std::string::npos) end = s.size();
-    if (end > start) out.push_back(s.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
 }
 
 }  // namespace
@@ -69,7 +58,7 @@ PluginInfo probe_plugin(const ProbeContext& ctx, PluginKind kind, const std::str
   if (value.empty()) {
     tries.push_back(p.requested);
   } else {
-    for (const auto& name : split_commas(value)) {
+    for (const auto& name : split_nonempty(value, ',')) {
       tries.push_back(name);
       if (name.find('/') == std::string::npos)
         tries.push_back(fmt::format("libnccl-{}-{}.so", k.short_name, name));

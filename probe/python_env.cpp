@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "probe/text.h"
+
 namespace denpex {
 
 namespace {
@@ -30,14 +32,8 @@ std::string first_line(const FsView& fs, const std::string& view) {
 std::vector<SitePackagesDir> from_path_python(const ProbeContext& ctx) {
   std::vector<SitePackagesDir> out;
   const FsView& fs = ctx.loader.fs;
-  std::string path = env_value(ctx, "PATH");
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t end = path.find(':', start);
-    if (end == std::string::npos) end = path.size();
-    std::string dir = path.substr(start, end - start);
-    start = end + 1;
-    if (dir.empty() || dir[0] != '/') continue;
+  for (const std::string& dir : split_nonempty(env_value(ctx, "PATH"), ':')) {
+    if (dir[0] != '/') continue;
     std::string exe = join_path(dir, "python3");
     if (!is_file(fs, exe)) continue;
     std::string bin_parent = dir_name(dir);
@@ -105,14 +101,8 @@ std::vector<SitePackagesDir> find_site_packages(const ProbeContext& ctx) {
       view = d.substr(fs.root.size());
     all.push_back({view, "--site-packages"});
   }
-  std::string pp = env_value(ctx, "PYTHONPATH");
-  size_t start = 0;
-  while (!pp.empty() && start <= pp.size()) {
-    size_t end = pp.find(':', start);
-    if (end == std::string::npos) end = pp.size();
-    if (end > start) all.push_back({pp.substr(start, end - start), "PYTHONPATH"});
-    start = end + 1;
-  }
+  for (const auto& d : split_nonempty(env_value(ctx, "PYTHONPATH"), ':'))
+    all.push_back({d, "PYTHONPATH"});
   for (const char* var : {"VIRTUAL_ENV", "CONDA_PREFIX"}) {
     std::string prefix = env_value(ctx, var);
     if (!prefix.empty() && prefix[0] != '/') prefix = join_path(ctx.loader.cwd, prefix);

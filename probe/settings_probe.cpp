@@ -4,6 +4,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "probe/text.h"
+
 namespace denpex {
 
 std::map<std::string, std::string> nccl_env_settings(const ProbeContext& ctx) {
@@ -15,21 +17,11 @@ std::map<std::string, std::string> nccl_env_settings(const ProbeContext& ctx) {
 
 std::map<std::string, std::string> parse_nccl_conf(const std::string& text) {
   std::map<std::string, std::string> out;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    std::string line = text.substr(pos, end - pos);
-    pos = end + 1;
+  for (std::string line : split_lines(text)) {
     size_t hash = line.find('#');
     if (hash != std::string::npos) line.resize(hash);
     size_t eq = line.find('=');
     if (eq == std::string::npos) continue;
-    auto trim = [](std::string s) {
-      size_t a = s.find_first_not_of(" \t\r");
-      size_t b = s.find_last_not_of(" \t\r");
-      return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
-    };
     std::string key = trim(line.substr(0, eq));
     if (key.rfind("NCCL_", 0) == 0) out[key] = trim(line.substr(eq + 1));
   }

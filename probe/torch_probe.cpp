@@ -8,6 +8,7 @@
 #include "probe/elf_file.h"
 #include "probe/nccl_probe.h"
 #include "probe/nccl_version.h"
+#include "probe/text.h"
 
 namespace denpex {
 
@@ -15,12 +16,6 @@ namespace {
 
 // version.py is a few hundred bytes; anything past this is not a version file.
 constexpr size_t kMaxVersionPy = 64 * 1024;
-
-std::string trim(const std::string& s) {
-  size_t a = s.find_first_not_of(" \t\r");
-  size_t b = s.find_last_not_of(" \t\r");
-  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
-}
 
 // Value of a quoted literal, "" for None; false when the right-hand side is neither.
 bool literal_value(const std::string& rhs, std::string* out) {
@@ -46,13 +41,8 @@ VersionPy parse_version_py(const std::string& text) {
     v.error = "not a text file (contains NUL bytes)";
     return v;
   }
-  size_t pos = 0;
   bool have_version = false;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    std::string line = text.substr(pos, end - pos);
-    pos = end + 1;
+  for (const std::string& line : split_lines(text)) {
     size_t eq = line.find('=');
     if (eq == std::string::npos || line.empty() || line[0] == ' ' || line[0] == '#') continue;
     std::string name = trim(line.substr(0, eq));

@@ -1,0 +1,18 @@
+// Small string helpers shared by the probes that read text and path lists.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace denpex {
+
+// Pieces of `s` between `sep` characters, empty pieces dropped ("/a//b" on '/' -> {"a","b"}).
+std::vector<std::string> split_nonempty(const std::string& s, char sep);
+
+// Lines of `text` without their '\n' (a last line without one included).
+std::vector<std::string> split_lines(const std::string& text);
+
+// `s` without leading and trailing spaces, tabs and carriage returns.
+std::string trim(const std::string& s);
+
+}  // namespace denpex
