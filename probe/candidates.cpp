@@ -13,7 +13,8 @@ constexpr size_t kMaxDirEntries = 20000;
 
 struct Collector {
   const ProbeContext& ctx;
-  std::set<std::string> seen;   // real view paths
+  std::set<std::string> seen;     // real view paths of files
+  std::set<std::string> scanned;  // real view paths of directories
   std::vector<NcclCandidate> out;
 
   void add_file(const std::string& view_path, const std::string& origin) {
@@ -27,10 +28,15 @@ struct Collector {
   }
 
   void scan_dir(const std::string& dir, const std::string& origin) {
-    std::vector<std::string> names = list_dir(ctx.loader.fs, dir, kMaxDirEntries, nullptr);
+    // /lib is /usr/lib on merged-/usr systems and /usr/local/cuda is /usr/local/cuda-X.Y: list
+    // each real directory once.
+    Resolved real = resolve(ctx.loader.fs, dir);
+    if (real.status != ResolveStatus::ok || !scanned.insert(real.path).second) return;
+    std::vector<std::string> names;
+    for (auto& n : list_dir(ctx.loader.fs, real.path, kMaxDirEntries, nullptr))
+      if (n.rfind("libnccl.so", 0) == 0) names.push_back(std::move(n));
     std::sort(names.begin(), names.end());
-    for (const auto& n : names)
-      if (n.rfind("libnccl.so", 0) == 0) add_file(join_path(dir, n), origin);
+    for (const auto& n : names) add_file(join_path(real.path, n), origin);
   }
 };
 
@@ -39,7 +45,7 @@ struct Collector {
 std::vector<NcclCandidate> find_nccl_candidates(const ProbeContext& ctx,
                                                 const std::vector<SitePackagesDir>& sites,
                                                 const NcclInfo& static_torch) {
-  Collector c{ctx, {}, {}};
+  Collector c{ctx, {}, {}, {}};
   for (const auto& d : ctx.loader.library_path) c.scan_dir(d, "LD_LIBRARY_PATH");
   for (const auto& e : ctx.loader.cache.entries)
     if (e.name.rfind("libnccl.so", 0) == 0 && e.flags == host_cache_flags())
