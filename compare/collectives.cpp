@@ -139,8 +139,11 @@ void divergence_findings(const std::string& comm, size_t pos, const std::vector<
     // other arguments is still an args mismatch.
     const CollectiveCall* ref = maj >= 0 ? groups[maj].call : groups[g == 0 ? 1 : 0].call;
     f.expected = maj >= 0 ? describe_or_none(ref) : fmt::format("{}", fmt::join(other_calls, " or "));
-    std::string theirs = maj >= 0 ? fmt::format("the other {} ranks called {}", others, f.expected)
-                                  : fmt::format("no majority: the other {} ranks called {}", others, f.expected);
+    const char* ranks_word = others == 1 ? "rank" : "ranks";
+    std::string theirs =
+        maj >= 0 ? fmt::format("the other {} {} called {}", others, ranks_word, f.expected)
+                 : fmt::format("no majority: the other {} {} called {}", others, ranks_word,
+                               f.expected);
     if (grp.call == nullptr) {
       f.code = "collective-missing";
       f.message = fmt::format("{} made no call at step {} of communicator {} (sequence ends after {} collectives); {}",

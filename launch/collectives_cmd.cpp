@@ -60,7 +60,15 @@ Inputs read_inputs(const std::vector<std::string>& paths) {
       out.error = fmt::format("{}: cannot open file", f);
       return out;
     }
-    std::getline(probe, first);
+    // Hostile-input fix (issue 6): std::getline read a 2 GB file without a newline whole into
+    // memory before anything was judged. A first line this long is no trace header and no log.
+    bool cut = false;
+    get_bounded_line(probe, &first, &cut);
+    if (cut) {
+      out.error = fmt::format("{}: line 1 is longer than {} KiB: not a trace or an NCCL/PyTorch log",
+                              f, kMaxInputLine / 1024);
+      return out;
+    }
     bool trace = first.rfind("{\"schema\":\"denpex.trace", 0) == 0 || is_collective_trace(first);
     CollectiveInput in = trace ? read_collective_trace(f) : read_nccl_log(f);
     if (in.status != CollectiveInput::Status::ok) {
@@ -162,9 +170,12 @@ json report_json(const Inputs& inputs, const Summary& sum, const std::vector<Fin
 }
 
 void print_human(std::FILE* out, const Summary& sum, const std::vector<Finding>& findings, bool reject) {
-  fmt::print(out, "denpex-probe collectives: {} ({} finding{}; {} ranks, {} hosts, {} communicators)\n",
-             reject ? "REJECT" : "PASS", findings.size(), findings.size() == 1 ? "" : "s", sum.nranks, sum.nhosts,
-             sum.communicators);
+  auto plural = [](size_t n, const char* word) {
+    return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
+  };
+  fmt::print(out, "denpex-probe collectives: {} ({}; {}, {}, {})\n", reject ? "REJECT" : "PASS",
+             plural(findings.size(), "finding"), plural(sum.nranks, "rank"),
+             plural(sum.nhosts, "host"), plural(sum.communicators, "communicator"));
   for (const auto& f : findings) {
     std::string where = f.comm.empty() ? std::string() : fmt::format("  comm {}  step {}", f.comm, f.seq);
     std::vector<std::string> ranks;
@@ -209,7 +220,8 @@ int run(const CollectivesOptions& o) {
 
   std::FILE* human = stdout;
   if (!o.json_path.empty()) {
-    std::string text = report_json(inputs, sum, findings, reject).dump(2) + "\n";
+    // Unreadable samples are raw log bytes: non-UTF-8 becomes U+FFFD, not an exit 2 (issue 6).
+    std::string text = report_json(inputs, sum, findings, reject).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
     if (o.json_path == "-") {
       fmt::print(stdout, "{}", text);
       human = stderr;
