@@ -9,6 +9,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <unordered_map>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -70,7 +71,7 @@ bool read_file(const std::string& path, std::string* text, std::string* error) {
   return true;
 }
 
-bool records_from_file(const std::string& path, std::vector<RankRecord>* out,
+bool records_from_file(const std::string& path, const std::function<void(RankRecord&&)>& out,
                        std::string* error) {
   std::string text;
   if (!read_file(path, &text, error)) return false;
@@ -97,7 +98,7 @@ bool records_from_file(const std::string& path, std::vector<RankRecord>* out,
           *error = "a rank record inside: " + e;
           return false;
         }
-        out->push_back(std::move(r));
+        out(std::move(r));
       }
       return true;
     }
@@ -120,7 +121,7 @@ bool records_from_file(const std::string& path, std::vector<RankRecord>* out,
         // Which host each rank ran on is not kept per rank in a folded report; the group's
         // first host stands in when hosts and ranks do not pair up.
         r.host = hosts.size() == ranks.size() ? hosts[i] : (hosts.empty() ? rep.host : hosts[0]);
-        out->push_back(std::move(r));
+        out(std::move(r));
       }
     }
     return true;
@@ -131,15 +132,15 @@ bool records_from_file(const std::string& path, std::vector<RankRecord>* out,
     *error = "not a denpex rank record: " + e;
     return false;
   }
-  out->push_back(std::move(r));
+  out(std::move(r));
   return true;
 }
 
 }  // namespace
 
-SavedRecords load_saved_records(const std::vector<std::string>& paths, int* renumbered) {
-  SavedRecords res;
-  *renumbered = 0;
+SavedVisit for_each_saved_record(const std::vector<std::string>& paths,
+                                 const std::function<void(RankRecord&&)>& visit) {
+  SavedVisit res;
   std::vector<std::string> files;
   for (const auto& p : paths) {
     struct stat st {};
@@ -168,26 +169,91 @@ SavedRecords load_saved_records(const std::vector<std::string>& paths, int* renu
     }
     for (const auto& n : names) files.push_back(p + "/" + n);
   }
-  std::set<int> used;
-  std::vector<RankRecord*> clashes;
+  auto counted = [&](RankRecord&& r) {
+    ++res.records;
+    visit(std::move(r));
+  };
   for (const auto& f : files) {
     std::string error;
-    size_t before = res.records.size();
-    if (!records_from_file(f, &res.records, &error)) {
+    if (!records_from_file(f, counted, &error)) {
       res.status = SavedStatus::bad_input;
       res.error = fmt::format("{}: {}", f, error);
-      res.records.clear();
       return res;
     }
-    (void)before;
   }
-  for (auto& r : res.records)
-    if (!used.insert(r.rank).second) clashes.push_back(&r);
+  return res;
+}
+
+int renumber_repeated_ranks(std::vector<int>* ranks) {
+  std::set<int> used;
+  std::vector<size_t> clashes;
+  for (size_t i = 0; i < ranks->size(); ++i)
+    if (!used.insert((*ranks)[i]).second) clashes.push_back(i);
   int next = used.empty() ? 0 : *used.rbegin() + 1;
-  for (RankRecord* r : clashes) {
-    r->rank = next++;
-    ++*renumbered;
+  for (size_t i : clashes) (*ranks)[i] = next++;
+  return static_cast<int>(clashes.size());
+}
+
+SavedJob load_saved_job(const std::vector<std::string>& paths, size_t keep) {
+  SavedJob job;
+  // Configuration text -> group; per record only (rank, host, group) stays in memory.
+  std::unordered_map<std::string, size_t> index;
+  std::vector<int> ranks;
+  std::vector<size_t> group_of;
+  std::vector<std::string> hosts;
+  SavedVisit v = for_each_saved_record(paths, [&](RankRecord&& r) {
+    std::string key = configuration_json(r);
+    auto it = index.find(key);
+    if (it == index.end()) {
+      it = index.emplace(std::move(key), job.groups.size()).first;
+      ConfigGroup g;
+      g.digest = configuration_digest(r);
+      g.record = r;
+      job.groups.push_back(std::move(g));
+    }
+    ranks.push_back(r.rank);
+    hosts.push_back(r.host);
+    group_of.push_back(it->second);
+    if (job.kept.size() < keep) job.kept.push_back(std::move(r));
+  });
+  if (v.status != SavedStatus::ok) {
+    job.status = v.status;
+    job.error = v.error;
+    job.groups.clear();
+    job.kept.clear();
+    return job;
   }
+  job.renumbered = renumber_repeated_ranks(&ranks);
+  for (size_t i = 0; i < job.kept.size(); ++i) job.kept[i].rank = ranks[i];
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    ConfigGroup& g = job.groups[group_of[i]];
+    g.ranks.push_back(ranks[i]);
+    g.hosts.push_back(std::move(hosts[i]));
+    // The representative speaks for the group's lowest rank, as group_records() has it.
+    if (ranks[i] < g.record.rank || g.ranks.size() == 1) {
+      g.record.rank = ranks[i];
+      g.record.host = g.hosts.back();
+    }
+  }
+  job.nranks = static_cast<int>(ranks.size());
+  normalize_groups(&job.groups);
+  return job;
+}
+
+SavedRecords load_saved_records(const std::vector<std::string>& paths, int* renumbered) {
+  SavedRecords res;
+  SavedVisit v =
+      for_each_saved_record(paths, [&](RankRecord&& r) { res.records.push_back(std::move(r)); });
+  if (v.status != SavedStatus::ok) {
+    res.status = v.status;
+    res.error = v.error;
+    res.records.clear();
+    return res;
+  }
+  std::vector<int> ranks;
+  for (const auto& r : res.records) ranks.push_back(r.rank);
+  *renumbered = renumber_repeated_ranks(&ranks);
+  for (size_t i = 0; i < ranks.size(); ++i) res.records[i].rank = ranks[i];
   return res;
 }
 

@@ -145,17 +145,17 @@ int run_compare(const Options& o) {
   Baseline baseline;
   bool have_baseline = false;
   if (!load_baseline_or_say(o, &baseline, &have_baseline)) return 2;
-  int renumbered = 0;
-  SavedRecords saved = load_saved_records(o.paths, &renumbered);
+  SavedJob saved = load_saved_job(o.paths, kMaxRanksWithFullRecords + 1);
   if (saved.status != SavedStatus::ok) {
     std::fprintf(stderr, "denpex-probe: compare: %s\n", saved.error.c_str());
     return 2;
   }
   JobResult job;
-  job.nranks = static_cast<int>(saved.records.size());
-  job.groups = group_records(saved.records);
-  if (job.nranks <= kMaxRanksWithFullRecords) job.full_records = saved.records;
+  job.nranks = saved.nranks;
+  job.groups = std::move(saved.groups);
+  if (job.nranks <= kMaxRanksWithFullRecords) job.full_records = std::move(saved.kept);
   job.mode = "compare";
+  const int renumbered = saved.renumbered;
   if (renumbered > 0)
     job.notes.push_back(fmt::format(
         "{} record(s) repeated a rank number already seen (separate runs, e.g. per-node "

@@ -90,3 +90,25 @@ TEST_CASE("bad inputs name the file and the problem") {
   SavedRecords empty = load_saved_records({(d.path / "empty").string()}, &n);
   CHECK(empty.error.find("no *.json") != std::string::npos);
 }
+
+TEST_CASE("load_saved_job groups as it reads and keeps only the first records") {
+  Dir d;
+  d.write("a.json", record(0, "node1", "2.28.9"));
+  d.write("b.json", record(0, "node2", "2.28.9"));
+  d.write("c.json", record(5, "node3", "2.27.3"));
+  d.write("d.json", record(1, "node4", "2.28.9"));
+  SavedJob job = load_saved_job({d.path.string()}, 2);
+  REQUIRE(job.status == SavedStatus::ok);
+  CHECK(job.nranks == 4);
+  CHECK(job.renumbered == 1);  // b.json's rank 0 becomes 6, after the highest (5)
+  REQUIRE(job.groups.size() == 2);
+  CHECK(job.groups[0].ranks == std::vector<int>{0, 1, 6});
+  CHECK(job.groups[0].hosts == std::vector<std::string>{"node1", "node2", "node4"});
+  CHECK(job.groups[0].record.rank == 0);
+  CHECK(job.groups[0].record.host == "node1");
+  CHECK(job.groups[1].ranks == std::vector<int>{5});
+  CHECK(job.groups[1].record.nccl.version == "2.27.3");
+  REQUIRE(job.kept.size() == 2);
+  CHECK(job.kept[1].rank == 6);
+  CHECK(job.kept[1].host == "node2");
+}
