@@ -1,6 +1,8 @@
 #include "collect/collective_trace.h"
 
+#include <algorithm>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -34,6 +36,37 @@ void note_unreadable(CollectiveInput* in, long long line_no, const std::string& 
     in->unreadable_samples.push_back(fmt::format("{}:{}: {}", in->path, line_no, text.substr(0, 200)));
 }
 
+bool get_bounded_line(std::istream& in, std::string* line, bool* cut, size_t max) {
+  line->clear();
+  *cut = false;
+  bool any = false;
+  size_t total = 0;
+  char buf[16 * 1024];
+  for (;;) {
+    in.getline(buf, sizeof buf);
+    const auto n = static_cast<size_t>(in.gcount());
+    if (n > 0) any = true;
+    // No failbit: the line ended, its '\n' extracted (counted in gcount, not stored) unless
+    // the input ended first. failbit without eof: the buffer filled and the line goes on.
+    const bool ended = !in.fail() || in.eof() || in.bad();
+    const size_t keep = !in.fail() && !in.eof() ? n - 1 : n;
+    total += keep;
+    if (line->size() < max) line->append(buf, std::min(keep, max - line->size()));
+    if (ended) {
+      *cut = total > max;
+      return any;
+    }
+    in.clear();
+    if (total > max) {
+      // Past the cap: skip the rest of the line (ignore() scans the buffer with memchr).
+      *cut = true;
+      in.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+      if (in.eof()) in.clear(std::ios::eofbit);
+      return true;
+    }
+  }
+}
+
 bool is_collective_trace(const std::string& first_line) {
   json j = json::parse(first_line, nullptr, /*allow_exceptions=*/false);
   return j.is_object() && string_field(j, "schema") == kSchema;
@@ -50,7 +83,8 @@ CollectiveInput read_collective_trace(const std::string& path) {
     return in;
   }
   std::string line;
-  if (!std::getline(f, line) || !is_collective_trace(line)) {
+  bool cut = false;
+  if (!get_bounded_line(f, &line, &cut) || cut || !is_collective_trace(line)) {
     in.status = CollectiveInput::Status::malformed;
     in.error = fmt::format("first line is not a {} header", kSchema);
     return in;
@@ -63,9 +97,13 @@ CollectiveInput read_collective_trace(const std::string& path) {
   if (!host.empty()) in.hosts.push_back(host);
 
   std::map<std::pair<std::string, int>, size_t> index;  // (comm, rank in comm) -> sequences[i]
-  while (std::getline(f, line)) {
+  while (get_bounded_line(f, &line, &cut)) {
     ++in.lines;
     if (line.empty()) continue;
+    if (cut) {  // no trace record is this long
+      note_unreadable(&in, in.lines, line);
+      continue;
+    }
     json j = json::parse(line, nullptr, false);
     std::string ev = j.is_object() ? string_field(j, "ev") : std::string();
     if (ev == "group_start" || ev == "group_end") {

@@ -3,6 +3,7 @@
 // collective input file (trace or log, see nccl_log.h) contributes. No MPI.
 #pragma once
 
+#include <istream>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,18 @@ constexpr size_t kMaxUnreadableSamples = 5;
 
 // Records one unreadable line (count, and the text while fewer than kMaxUnreadableSamples kept).
 void note_unreadable(CollectiveInput* in, long long line_no, const std::string& text);
+
+// Longest line the trace and log readers hand on (hostile-input fix, issue 6). Real records
+// are a few hundred bytes; a longer line is cut to this length and the rest skipped without
+// being held in memory, so a 2 GB file without a newline costs 16 KiB, and the log parser's
+// std::regex (which recurses once per character in libstdc++) never sees a line long enough to
+// overflow the stack (a 100,000-space line crashed it).
+constexpr size_t kMaxInputLine = 16 * 1024;
+
+// Reads one line (without its '\n') into *line, keeping at most `max` bytes; sets *cut when the
+// line was longer. False at end of input with nothing read.
+bool get_bounded_line(std::istream& in, std::string* line, bool* cut,
+                      size_t max = kMaxInputLine);
 
 // True when `first_line` is a denpex.trace.v1 header, i.e. the file is a recorder trace rather
 // than a log.

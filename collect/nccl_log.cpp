@@ -275,8 +275,12 @@ CollectiveInput parse_nccl_log(const std::string& path, std::istream& in) {
   LogParser parser(path);
   std::string line;
   long long no = 0;
-  while (std::getline(in, line)) {
+  bool cut = false;
+  // Bounded lines (hostile-input fix, issue 6): see kMaxInputLine. A line that long is no NCCL
+  // or PyTorch record; it is skipped like any other line that is not one.
+  while (get_bounded_line(in, &line, &cut)) {
     ++no;
+    if (cut) continue;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     parser.line(no, line);
   }
