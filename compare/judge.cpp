@@ -180,6 +180,20 @@ void driver_rules(const ConfigGroup& g, const JudgeOptions& options, LocalFindin
                  "NVIDIA container toolkit (--gpus, --runtime=nvidia) so the host's driver is "
                  "mounted"});
   }
+  // Hostile-input fix (issue 6): a driver library that is there but unusable (dlopen failed,
+  // cuDriverGetVersion hung or crashed and was cut off) gave no finding at all, so the node
+  // passed as if its driver worked. Judged like a missing driver: a node without a usable
+  // driver is a warning, an error with --require-gpu.
+  if (d.status == DriverStatus::error) {
+    std::string why = d.error.empty() ? "unknown reason" : d.error;
+    out->add(g, {"cuda-driver-unusable", options.require_gpu ? Severity::error : Severity::warning,
+                 fmt::format("has an NVIDIA driver library{} that cannot be used: {}",
+                             d.library.empty() ? "" : " " + d.library, why),
+                 "a working libcuda.so.1", why,
+                 "check the NVIDIA driver on these hosts (nvidia-smi; a hung driver usually needs "
+                 "a GPU reset or a reboot), or remove the broken libcuda.so.1 from the library "
+                 "search path"});
+  }
   if (d.status == DriverStatus::stub) {
     out->add(g, {"cuda-driver-stub", Severity::error,
                  fmt::format("loads the CUDA toolkit's stub {} as the driver (every CUDA call "
@@ -222,6 +236,21 @@ void driver_rules(const ConfigGroup& g, const JudgeOptions& options, LocalFindin
       compare_cuda_versions(r.torch.cuda, d.cuda_version) > 0) {
     too_old(fmt::format("PyTorch {}", r.torch.version), r.torch.cuda);
   }
+}
+
+// Hostile-input fix (issue 6): a PyTorch whose version cannot be read (version.py empty,
+// binary or huge; libtorch_cuda.so not an ELF) gave no finding and the report said "no torch",
+// so ranks with a broken PyTorch passed unnoticed and took no part in torch-version-mismatch.
+void torch_rules(const ConfigGroup& g, LocalFindings* out) {
+  const TorchInfo& t = g.record.torch;
+  if (t.status != TorchStatus::error) return;
+  std::string why = t.error.empty() ? "unknown reason" : t.error;
+  out->add(g, {"torch-unreadable", Severity::warning,
+               fmt::format("has a PyTorch{} whose version cannot be read: {}",
+                           t.path.empty() ? "" : " at " + t.path, why),
+               "a readable PyTorch installation", why,
+               "reinstall PyTorch in this Python environment (pip install --force-reinstall "
+               "torch==<version>), or remove the damaged torch directory"});
 }
 
 void untrusted_rule(const ConfigGroup& g, LocalFindings* out) {
@@ -586,6 +615,7 @@ std::vector<Finding> judge(const std::vector<ConfigGroup>& all_groups,
       nccl_rules(g, &local);
       torch_nccl_rules(g, &local);
       driver_rules(g, options, &local);
+      torch_rules(g, &local);
       untrusted_rule(g, &local);
     }
     timeout_rule(missing, &local);
