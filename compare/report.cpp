@@ -62,9 +62,10 @@ std::string configuration_line(const ConfigGroup& g) {
   } else {
     nccl = fmt::format("NCCL {}", to_string(r.nccl.status));
   }
-  std::string torch = r.torch.status == TorchStatus::ok
-                          ? fmt::format("torch {}", r.torch.version)
-                          : std::string("no torch");
+  // A PyTorch that is there but unreadable is not "no torch" (hostile-input fix, issue 6).
+  std::string torch = r.torch.status == TorchStatus::ok      ? fmt::format("torch {}", r.torch.version)
+                      : r.torch.status == TorchStatus::error ? std::string("torch unreadable")
+                                                             : std::string("no torch");
   std::string driver;
   if (r.cuda_driver.status == DriverStatus::ok) {
     driver = fmt::format("driver {}{}", r.cuda_driver.library_version,
