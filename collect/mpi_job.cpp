@@ -92,7 +92,8 @@ CollectResult MpiJob::collect(const RankRecord* mine, const std::string& host,
       if (flag) {
         char dummy = 0;
         MPI_Recv(&dummy, 1, MPI_CHAR, 0, kTagRequest, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        std::string json = mine ? nlohmann::json(*mine).dump() : std::string("{}");
+        // Non-UTF-8 bytes become U+FFFD rather than an exception (issue 6).
+        std::string json = mine ? nlohmann::json(*mine).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) : std::string("{}");
         MPI_Send(json.data(), static_cast<int>(json.size()), MPI_CHAR, 0, kTagRecord,
                  MPI_COMM_WORLD);
         return res;
