@@ -86,8 +86,14 @@ int judge_and_report(const Options& o, const Baseline* baseline, JobResult job) 
     std::fflush(human);
   }
   std::string error;
+  // Non-UTF-8 bytes (a library path, an NCCL_* value) become U+FFFD rather than an exception
+  // that aborted the probe (issue 6).
   if (!o.json_path.empty() &&
-      !write_text_file(o.json_path, report_json(report).dump(2) + "\n", &error)) {
+      !write_text_file(o.json_path,
+                       report_json(report).dump(2, ' ', false,
+                                                nlohmann::json::error_handler_t::replace) +
+                           "\n",
+                       &error)) {
     std::fprintf(stderr, "denpex-probe: --json %s\n", error.c_str());
     return 2;
   }
