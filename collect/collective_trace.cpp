@@ -36,7 +36,8 @@ void note_unreadable(CollectiveInput* in, long long line_no, const std::string& 
     in->unreadable_samples.push_back(fmt::format("{}:{}: {}", in->path, line_no, text.substr(0, 200)));
 }
 
-bool get_bounded_line(std::istream& in, std::string* line, bool* cut, size_t max) {
+bool get_bounded_line(std::istream& in, std::string* line, bool* cut, size_t max,
+                      bool skip_rest) {
   line->clear();
   *cut = false;
   bool any = false;
@@ -60,6 +61,7 @@ bool get_bounded_line(std::istream& in, std::string* line, bool* cut, size_t max
     if (total > max) {
       // Past the cap: skip the rest of the line (ignore() scans the buffer with memchr).
       *cut = true;
+      if (!skip_rest) return true;
       in.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
       if (in.eof()) in.clear(std::ios::eofbit);
       return true;

@@ -41,9 +41,11 @@ void note_unreadable(CollectiveInput* in, long long line_no, const std::string& 
 constexpr size_t kMaxInputLine = 16 * 1024;
 
 // Reads one line (without its '\n') into *line, keeping at most `max` bytes; sets *cut when the
-// line was longer. False at end of input with nothing read.
+// line was longer, and then skips the rest of it unless !skip_rest (the stream is then left
+// inside the line: for a caller that gives up on the input). False at end of input with nothing
+// read.
 bool get_bounded_line(std::istream& in, std::string* line, bool* cut,
-                      size_t max = kMaxInputLine);
+                      size_t max = kMaxInputLine, bool skip_rest = true);
 
 // True when `first_line` is a denpex.trace.v1 header, i.e. the file is a recorder trace rather
 // than a log.
