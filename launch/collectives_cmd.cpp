@@ -63,7 +63,7 @@ Inputs read_inputs(const std::vector<std::string>& paths) {
     // Hostile-input fix (issue 6): std::getline read a 2 GB file without a newline whole into
     // memory before anything was judged. A first line this long is no trace header and no log.
     bool cut = false;
-    get_bounded_line(probe, &first, &cut);
+    get_bounded_line(probe, &first, &cut, kMaxInputLine, /*skip_rest=*/false);
     if (cut) {
       out.error = fmt::format("{}: line 1 is longer than {} KiB: not a trace or an NCCL/PyTorch log",
                               f, kMaxInputLine / 1024);
