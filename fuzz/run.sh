@@ -1,0 +1,40 @@
+#!/bin/bash
+# Runs every libFuzzer target for a bounded time and fails on the first crash, leak, timeout or
+# sanitizer report.
+#   fuzz/run.sh BUILD_DIR [SECONDS_PER_TARGET]   (default 20)
+# BUILD_DIR is a build configured with CXX=clang++ -DDENPEX_BUILD_FUZZ=ON; the targets are
+# built here if needed. Seeds come from fuzz/corpus/<target>/ (read only); what a run discovers
+# goes to BUILD_DIR/fuzz/work/<target>/, and a crashing input to BUILD_DIR/fuzz/artifacts/.
+set -u
+build=$1
+secs=${2:-20}
+here=$(cd "$(dirname "$0")" && pwd)
+cmake --build "$build" --target denpex_fuzz >/dev/null || { echo "fuzz/run.sh: build failed"; exit 1; }
+targets="elf nccl_literal ld_cache record baseline version_py nccl_log"
+fail=0
+for t in $targets; do
+  bin=$build/fuzz/fuzz_$t
+  work=$build/fuzz/work/$t
+  art=$build/fuzz/artifacts/$t
+  mkdir -p "$work" "$art"
+  # -timeout: one input taking longer than 10 s is a hang; -rss_limit_mb: a reader that takes
+  # memory in proportion to a claimed (not actual) size is a bug. detect_leaks needs ptrace,
+  # which some sandboxes forbid; LSan then aborts with "LeakSanitizer has encountered a fatal
+  # error", so it is tried first and switched off only when unavailable.
+  leaks=1
+  ASAN_OPTIONS=detect_leaks=1 "$bin" -runs=1 "$here/corpus/$t" >/dev/null 2>"$work/leakcheck.log" ||
+    { grep -q "LeakSanitizer has encountered a fatal error" "$work/leakcheck.log" && leaks=0; }
+  echo "== fuzz_$t: ${secs}s (detect_leaks=$leaks)"
+  if ! ASAN_OPTIONS=detect_leaks=$leaks:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
+      "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+      -artifact_prefix="$art/" -print_final_stats=1 "$work" "$here/corpus/$t" >"$work/run.log" 2>&1; then
+    echo "FAIL: fuzz_$t found a problem; last lines of $work/run.log:"
+    grep -E "ERROR|SUMMARY|runtime error|Test unit written|==[0-9]+==" "$work/run.log" | head -20
+    fail=1
+  else
+    grep -E "^stat::number_of_executed_units|^stat::peak_rss_mb" "$work/run.log" | tr '\n' ' '
+    echo
+  fi
+done
+[ $fail -eq 0 ] && echo "fuzz: all targets ran ${secs}s without a finding"
+exit $fail

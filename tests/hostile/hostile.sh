@@ -1,0 +1,439 @@
+#!/bin/bash
+# Hostile inputs, end to end through the real denpex-probe binary (issue 6; the table of what
+# the user sees is tests/hostile/FAULTS.md). One CTest test per case:
+#
+#   hostile.sh CASE PROBE STANDINS_DIR SCRATCH_DIR
+#
+# Every case asserts the exit code, the status in the JSON report, the finding code, a message
+# in plain words, and that the run ended within --timeout + 2 s. Trees are built under
+# SCRATCH_DIR (inside the build directory, never /tmp: as root, /tmp is writable by every user,
+# so everything in it is untrusted and would never be loaded).
+# Exit 0 pass, 1 fail, 77 skipped (something the case needs is absent: the reason is printed).
+set -u
+case_name=$1 probe=$2 standins=$3 scratch=$4
+
+W=$scratch/$case_name
+rm -rf "$W"
+mkdir -p "$W/lib" "$W/home" "$W/emptybin"
+chmod 755 "$scratch" "$W" "$W/lib"
+T=4                      # --timeout for every probe run
+BOUND=$((T + 2))         # the run must end within this many seconds
+REAL_NCCL=${DENPEX_REAL_NCCL:-/usr/local/cuda-13.0/lib/libnccl.so.2}
+fail=0
+
+say() { printf '%s\n' "$*"; }
+bad() { say "FAIL [$case_name]: $*"; fail=1; }
+skip() { say "SKIP [$case_name]: $*"; exit 77; }
+
+# run ARGS...: runs the probe in a clean environment (no python3 on PATH, HOME inside the case
+# dir) with $LDP as LD_LIBRARY_PATH; sets rc, secs; stdout/stderr in $W/out, $W/err; the JSON
+# report (when the mode writes one) in $W/report.json.
+LDP=""
+EXTRA_ENV=()
+run() {
+  rm -f "$W/report.json"
+  local t0 t1
+  t0=$(date +%s%N)
+  timeout -k 2 $((BOUND + 20)) env -i HOME="$W/home" PATH="$W/emptybin" LD_LIBRARY_PATH="$LDP" \
+    DENPEX_HOSTILE_MARKER="$W/marker" "${EXTRA_ENV[@]}" "$probe" "$@" >"$W/out" 2>"$W/err"
+  rc=$?
+  t1=$(date +%s%N)
+  secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
+}
+
+# run_json ARGS...: run with --timeout and --json.
+run_json() { run --timeout "$T" --json "$W/report.json" "$@"; }
+
+# Assertions.
+expect_rc() {
+  [ "$rc" -eq "$1" ] || { bad "exit $rc, expected $1"; sed 's/^/  stderr: /' "$W/err" | head -20; }
+}
+expect_bounded() {
+  awk -v s="$secs" -v b="$BOUND" 'BEGIN { exit !(s <= b) }' ||
+    bad "took $secs s, more than --timeout $T + 2 s"
+}
+jqr() { jq -r "$@" "$W/report.json" 2>/dev/null; }
+expect_json() {  # expect_json JQ_EXPR DESCRIPTION
+  [ -s "$W/report.json" ] || { bad "no JSON report"; return; }
+  jq -e "$1" "$W/report.json" >/dev/null 2>&1 || { bad "$2 (jq: $1)"; jq -c "$3" "$W/report.json" 2>/dev/null | head -5 | sed 's/^/  /'; }
+}
+expect_finding() {  # expect_finding CODE SEVERITY MESSAGE_SUBSTRING
+  expect_json "any(.findings[]; .code == \"$1\" and .severity == \"$2\" and (.message | contains(\"$3\")))" \
+    "no $2 finding $1 whose message says \"$3\"" '.findings[] | {code, severity, message}'
+}
+expect_status() {  # expect_status SECTION STATUS  (section of rank 0's record: nccl, torch, cuda_driver)
+  expect_json ".ranks[0].$1.status == \"$2\"" "$1.status is not $2" ".ranks[0].$1"
+}
+# A command that is fatal to judge (exit 2) prints one line on stderr naming the file.
+expect_one_line_naming() {  # expect_one_line_naming PATH WORDS
+  local lines
+  lines=$(wc -l <"$W/err")
+  [ "$lines" -eq 1 ] || bad "stderr has $lines lines, expected 1"
+  grep -qF -- "$1" "$W/err" || bad "stderr does not name $1"
+  grep -qiE -- "$2" "$W/err" || bad "stderr does not say /$2/"
+  say "  stderr: $(head -c 300 "$W/err")"
+}
+# Peak RSS in KiB of the last `measured` run (GNU time), or empty when /usr/bin/time is absent.
+measured() {
+  if [ -x /usr/bin/time ]; then
+    EXTRA_ENV=() ; local t0 t1
+    t0=$(date +%s%N)
+    /usr/bin/time -f '%M' -o "$W/rss" timeout -k 2 $((BOUND + 20)) \
+      env -i HOME="$W/home" PATH="$W/emptybin" "$probe" "$@" >"$W/out" 2>"$W/err"
+    rc=$?
+    t1=$(date +%s%N)
+    secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
+    rss_kib=$(tail -1 "$W/rss")
+    # GNU time appends its own line to nothing else; stderr of the probe is untouched.
+  else
+    run "$@"
+    rss_kib=""
+  fi
+}
+expect_small_rss() {
+  [ -z "${rss_kib:-}" ] && { say "  (no /usr/bin/time: peak RSS not checked)"; return; }
+  say "  peak RSS ${rss_kib} KiB"
+  [ "$rss_kib" -lt 204800 ] || bad "peak RSS ${rss_kib} KiB: the file was read into memory"
+}
+
+# nccl_in_lib VARIANT: the stand-in's libnccl.so.2 as $W/lib/libnccl.so.2 (a copy, root-owned
+# and 0755 like an installed library), and LD_LIBRARY_PATH pointing there.
+nccl_in_lib() {
+  cp -L "$standins/$1/libnccl.so.2" "$W/lib/libnccl.so.2" || { bad "no stand-in $1"; exit 1; }
+  chmod 755 "$W/lib/libnccl.so.2"
+  LDP=$W/lib
+}
+# good_driver: a working libcuda.so.1 beside the NCCL, so that no driver warning muddles --strict.
+good_driver() {
+  cp -L "$standins/cuda-550.54.15/libcuda.so.1" "$W/lib/libcuda.so.550.54.15"
+  ln -sf libcuda.so.550.54.15 "$W/lib/libcuda.so.1"
+}
+# patch_machine FILE EM: overwrite e_machine (offset 18, 2 bytes little-endian).
+patch_machine() {
+  printf "$(printf '\\%03o\\%03o' $(($2 & 255)) $(($2 >> 8)))" |
+    dd of="$1" bs=1 seek=18 count=2 conv=notrunc status=none
+}
+# The message a user reads for the NCCL of rank 0.
+nccl_message() { jqr '.findings[] | select(.code == "nccl-unloadable" or .code == "nccl-missing") | .message' | head -1; }
+show() { say "  $case_name: exit $rc in $secs s; $*"; }
+
+lib_case() {  # lib_case STATUS CODE MESSAGE_SUBSTRING: the common assertions of a broken NCCL
+  run_json
+  expect_rc 1
+  expect_bounded
+  expect_status nccl "$1"
+  expect_finding "$2" error "$3"
+  show "$(nccl_message)"
+}
+
+# A --root tree with the usual library directories and no loader cache.
+make_root() {
+  R=$W/root
+  mkdir -p "$R/usr/lib/x86_64-linux-gnu" "$R/etc" "$R/usr/local/lib/python3.11/dist-packages"
+  chmod -R 755 "$R"
+}
+
+case "$case_name" in
+
+# ---- Libraries --------------------------------------------------------------------------------
+nccl_random_bytes)
+  head -c 65536 /dev/urandom >"$W/lib/libnccl.so.2"
+  printf 'JUNK' | dd of="$W/lib/libnccl.so.2" bs=1 count=4 conv=notrunc status=none  # never \x7fELF
+  LDP=$W/lib
+  lib_case unloadable nccl-unloadable "not an ELF shared library"
+  ;;
+
+nccl_truncated)
+  # The first 8 KiB of the real 218 MB NCCL: ELF header intact, everything else past the end.
+  if [ -r "$REAL_NCCL" ]; then
+    head -c 8192 "$REAL_NCCL" >"$W/lib/libnccl.so.2"
+  else
+    say "  ($REAL_NCCL absent: truncating a stand-in instead)"
+    head -c 4096 "$standins/nccl-2.21.5/libnccl.so.2" >"$W/lib/libnccl.so.2"
+  fi
+  LDP=$W/lib
+  lib_case unloadable nccl-unloadable "truncated"
+  ;;
+
+nccl_aarch64_root)
+  # Under --root nothing else can stand in: the loader skips the aarch64 file and finds none.
+  make_root
+  cp -L "$standins/nccl-2.21.5/libnccl.so.2" "$R/usr/lib/x86_64-linux-gnu/libnccl.so.2.21.5"
+  ln -s libnccl.so.2.21.5 "$R/usr/lib/x86_64-linux-gnu/libnccl.so.2"
+  patch_machine "$R/usr/lib/x86_64-linux-gnu/libnccl.so.2.21.5" 183
+  run_json --root "$R"
+  expect_rc 1
+  expect_bounded
+  expect_status nccl unloadable
+  expect_finding nccl-unloadable error "built for aarch64, this is x86_64"
+  show "$(nccl_message)"
+  ;;
+
+nccl_aarch64_live)
+  # Live, the loader passes over a file for another machine and goes on searching, as glibc does
+  # ("No such file or directory" from dlopen). Where it finds no other NCCL, the probe says why;
+  # where the machine has one (the loader cache), that one is what the process gets.
+  nccl_in_lib nccl-2.21.5
+  patch_machine "$W/lib/libnccl.so.2" 183
+  run_json
+  expect_bounded
+  status=$(jqr '.ranks[0].nccl.status')
+  path=$(jqr '.ranks[0].nccl.path')
+  if [ "$status" = unloadable ]; then
+    expect_rc 1
+    expect_finding nccl-unloadable error "built for aarch64, this is x86_64"
+  else
+    [ "$path" != "$W/lib/libnccl.so.2" ] || bad "the aarch64 library was accepted"
+    [ "$status" = ok ] || bad "status $status with a working NCCL elsewhere ($path)"
+    say "  (a working NCCL at $path stands in, as it would for the real loader)"
+  fi
+  show "nccl $status at $path; $(nccl_message)"
+  ;;
+
+nccl_no_getversion)
+  nccl_in_lib nccl-no-getversion
+  lib_case unloadable nccl-unloadable "does not export ncclGetVersion"
+  ;;
+
+nccl_ctor_crash)
+  nccl_in_lib nccl-ctor-crash
+  lib_case unloadable nccl-unloadable "crashed with SIGSEGV"
+  ;;
+
+nccl_ctor_hang)
+  nccl_in_lib nccl-ctor-hang
+  lib_case unloadable nccl-unloadable "did not return within"
+  ;;
+
+nccl_getversion_hang)
+  nccl_in_lib nccl-getversion-hang
+  lib_case unloadable nccl-unloadable "did not return within"
+  ;;
+
+nccl_symlink_loop)
+  ln -s libnccl.so.2.x "$W/lib/libnccl.so.2"
+  ln -s libnccl.so.2 "$W/lib/libnccl.so.2.x"
+  LDP=$W/lib
+  lib_case unloadable nccl-unloadable "too many levels of symbolic links"
+  ;;
+
+nccl_directory)
+  mkdir -p "$W/lib/libnccl.so.2"
+  LDP=$W/lib
+  lib_case unloadable nccl-unloadable "is a directory"
+  ;;
+
+nccl_huge_sparse)
+  # 2 GB of holes named libnccl.so.2: refused from its first bytes, never read whole.
+  truncate -s 2G "$W/lib/libnccl.so.2"
+  LDP=$W/lib
+  lib_case unloadable nccl-unloadable "not an ELF shared library"
+  ;;
+
+nccl_non_utf8_path)
+  # A library directory whose name is not UTF-8 (a Latin-1 byte): the record and the JSON report
+  # carry U+FFFD for it; the probe used to abort (json type_error 316, exit 134).
+  d=$(printf '%s/lib-\377' "$W")
+  mkdir -p "$d"
+  cp -L "$standins/nccl-2.21.5/libnccl.so.2" "$d/libnccl.so.2"
+  LDP=$d
+  run_json
+  expect_rc 0
+  expect_bounded
+  expect_status nccl ok
+  expect_json '.ranks[0].nccl.version == "2.21.5"' "NCCL version not read" '.ranks[0].nccl'
+  show "nccl $(jqr '.ranks[0].nccl.status') $(jqr '.ranks[0].nccl.version') at $(jqr '.ranks[0].nccl.path')"
+  ;;
+
+cuda_getversion_hang)
+  cp -L "$standins/cuda-hang/libcuda.so.1" "$W/lib/libcuda.so.1"
+  nccl_in_lib nccl-2.21.5
+  run_json --require-gpu
+  expect_rc 1
+  expect_bounded
+  expect_status cuda_driver error
+  expect_finding cuda-driver-unusable error "did not return within"
+  # Without --require-gpu a node without a usable driver is a warning, as cuda-driver-missing.
+  run_json
+  expect_rc 0
+  expect_bounded
+  expect_finding cuda-driver-unusable warning "did not return within"
+  show "$(jqr '.findings[] | select(.code == "cuda-driver-unusable") | .message')"
+  ;;
+
+torch_version_empty|torch_version_binary|torch_version_huge)
+  site=$W/site-packages
+  mkdir -p "$site/torch"
+  case "$case_name" in
+    torch_version_empty) : >"$site/torch/version.py"; words="no __version__ assignment" ;;
+    torch_version_binary) head -c 4096 /dev/urandom >"$site/torch/version.py"
+                          printf '\0' >>"$site/torch/version.py"; words="not a text file" ;;
+    torch_version_huge) truncate -s 1G "$site/torch/version.py"; words="larger than 64 KiB" ;;
+  esac
+  nccl_in_lib nccl-2.21.5
+  good_driver
+  run_json --site-packages "$site"
+  expect_rc 0
+  expect_bounded
+  expect_status torch error
+  expect_finding torch-unreadable warning "$words"
+  run_json --strict --site-packages "$site"
+  expect_rc 1
+  show "$(jqr '.findings[] | select(.code == "torch-unreadable") | .message')"
+  ;;
+
+site_packages_flood)
+  # A site-packages with 30,000 entries, symlink loops (a self loop, a two-link cycle, a link to
+  # its own parent), and torch/ reached through a chain of links: the scan stays bounded.
+  site=$W/site-packages
+  mkdir -p "$site/real_torch" "$site/nvidia/nccl/lib"
+  printf "__version__ = '2.5.1+cu124'\ncuda: Optional[str] = '12.4'\n" >"$site/real_torch/version.py"
+  ln -s real_torch "$site/torch"
+  ln -s loop "$site/loop"
+  ln -s cycle_b "$site/cycle_a"
+  ln -s cycle_a "$site/cycle_b"
+  ln -s .. "$site/up"
+  ln -s "$site" "$site/nvidia/nccl/lib/self"
+  ln -s libnccl.so.2 "$site/nvidia/nccl/lib/libnccl.so.2.loop"
+  ln -s libnccl.so.2.loop "$site/nvidia/nccl/lib/libnccl.so.2"
+  (cd "$site" && seq -f 'pkg_%g.dist-info' 1 15000 | xargs mkdir &&
+     seq -f 'mod_%g.py' 1 15000 | xargs touch) || { bad "cannot make the tree"; exit 1; }
+  # 2,000 more libnccl.so.N that each point at themselves.
+  (cd "$site/nvidia/nccl/lib" && seq -f 'libnccl.so.%g' 3 2000 | xargs ln -s -t .)
+  nccl_in_lib nccl-2.21.5
+  run_json --site-packages "$site"
+  expect_bounded
+  [ "$rc" -le 1 ] || bad "exit $rc"
+  expect_status torch ok
+  expect_json '.ranks[0].torch.version == "2.5.1+cu124"' "torch version not read through the links" '.ranks[0].torch'
+  show "torch $(jqr '.ranks[0].torch.version'), $(jqr '.ranks[0].nccl_candidates | length') NCCL candidates"
+  ;;
+
+# ---- Input files: baselines (--baseline), saved reports (compare), traces (collectives) ------
+baseline_*|compare_*|collectives_*)
+  kind=${case_name%%_*}
+  fault=${case_name#*_}
+  f=$W/input.json
+  case "$kind:$fault" in
+    baseline:malformed) printf 'schema: denpex.baseline.v1\nnccl: 2.21.5\n' >"$f"; words="not valid JSON" ;;
+    baseline:truncated) printf '{"schema": "denpex.baseline.v1", "nccl": {"version": "2.2' >"$f"; words="not valid JSON" ;;
+    baseline:schema) printf '{"schema": "denpex.baseline.v2", "nccl": {"version": "2.21.5"}}\n' >"$f"; words="schema .* not supported" ;;
+    baseline:deep) head -c 100000 /dev/zero | tr '\0' '[' >"$f"; words="not valid JSON|nested" ;;
+    baseline:deep_valid)
+      { printf '{"schema": '; head -c 100000 /dev/zero | tr '\0' '['; head -c 100000 /dev/zero | tr '\0' ']'; printf '}'; } >"$f"
+      words="nested|schema" ;;
+    baseline:huge) truncate -s 2G "$f"; words="larger than" ;;
+    compare:malformed) printf 'rank 0 on node1: NCCL 2.21.5\n' >"$f"; words="not valid JSON" ;;
+    compare:truncated) printf '{"rank": 0, "host": "node1", "pid": 12, "nccl": {"status": "ok", "vers' >"$f"; words="not valid JSON" ;;
+    compare:schema) printf '{"schema": "denpex.report.v2", "verdict": "pass", "ranks": []}\n' >"$f"; words="schema .* not one this version reads" ;;
+    compare:deep) head -c 100000 /dev/zero | tr '\0' '[' >"$f"; words="nested more than 64 levels" ;;
+    compare:deep_valid)
+      { printf '{"schema": '; head -c 100000 /dev/zero | tr '\0' '['; head -c 100000 /dev/zero | tr '\0' ']'; printf '}'; } >"$f"
+      words="nested more than 64 levels" ;;
+    compare:huge) truncate -s 2G "$f"; words="larger than" ;;
+    collectives:malformed) head -c 20000 /dev/urandom | tr -d '\n' >"$f"; words="no NCCL collective calls|longer than" ;;
+    collectives:truncated)
+      printf '{"schema":"denpex.trace.v1","host":"node1","pid":7,"rank":0}\n{"ev":"call","comm":"00000000000000aa","rank":0,"nranks":2,"seq":0,"op":"AllRed' >"$f"
+      words="no NCCL collective calls" ;;
+    collectives:schema)
+      printf '{"schema":"denpex.trace.v2","host":"node1","pid":7,"rank":0}\n{"ev":"call","comm":"aa","rank":0,"nranks":2,"seq":0,"op":"AllReduce","count":1,"dtype":7,"redop":0}\n' >"$f"
+      words="not a denpex.trace.v1 header" ;;
+    collectives:deep)
+      { printf '{"schema":"denpex.trace.v1","host":"node1","pid":7,"rank":0}\n'; head -c 100000 /dev/zero | tr '\0' '['; printf '\n'; } >"$f"
+      words="no NCCL collective calls" ;;
+    collectives:huge) truncate -s 2G "$f"; words="longer than" ;;
+    *) say "unknown case $case_name"; exit 1 ;;
+  esac
+  case "$kind" in
+    baseline) args=(--timeout "$T" --baseline "$f") ;;
+    compare) args=(--timeout "$T" compare "$f") ;;
+    collectives) args=(collectives "$f") ;;
+  esac
+  if [ "$fault" = huge ]; then
+    measured "${args[@]}"
+  else
+    run "${args[@]}"
+  fi
+  expect_rc 2
+  expect_bounded
+  expect_one_line_naming "$f" "$words"
+  [ "$fault" = huge ] && expect_small_rss
+  show ""
+  ;;
+
+# ---- Root safety ------------------------------------------------------------------------------
+root_untrusted_dir)
+  # A world-writable directory on LD_LIBRARY_PATH holding an NCCL and a driver whose constructors
+  # would write the marker: as root they are read, never loaded, and their versions still count.
+  [ "$(id -u)" -eq 0 ] || skip "needs root (the probe only distrusts files when it runs as root)"
+  mkdir -p "$W/ww"
+  chmod 1777 "$W/ww"
+  cp -L "$standins/hostile-nccl-marker/libnccl.so.2" "$W/ww/libnccl.so.2.26.2"
+  ln -s libnccl.so.2.26.2 "$W/ww/libnccl.so.2"
+  cp -L "$standins/hostile-cuda-marker/libcuda.so.1" "$W/ww/libcuda.so.550.54.15"
+  ln -s libcuda.so.550.54.15 "$W/ww/libcuda.so.1"
+  chmod 755 "$W/ww"/lib*.so.*.*
+  chmod 1777 "$W/ww"
+  LDP=$W/ww
+  run_json
+  expect_bounded
+  [ -e "$W/marker" ] && bad "the marker exists: a library in a world-writable directory was loaded as root"
+  expect_rc 0
+  expect_status nccl not-loaded
+  expect_json '.ranks[0].nccl.version == "2.26.2"' "NCCL version not read statically" '.ranks[0].nccl'
+  expect_finding probe-untrusted-library warning "writable by every user"
+  expect_json '.ranks[0].cuda_driver.library_version == "550.54.15"' "driver version not read from its name" '.ranks[0].cuda_driver'
+  # The version still counts: a baseline pinning another NCCL rejects.
+  printf '{"schema": "denpex.baseline.v1", "nccl": {"version": "2.21.5"}}\n' >"$W/baseline.json"
+  run_json --baseline "$W/baseline.json"
+  [ -e "$W/marker" ] && bad "the marker exists after the baseline run"
+  expect_rc 1
+  expect_finding nccl-version-mismatch error "2.26.2"
+  show "marker absent; $(jqr '.findings[] | select(.code == "probe-untrusted-library") | .message')"
+  ;;
+
+root_foreign_owner)
+  # A file owned by another user, in a root-owned 0755 directory: also never loaded as root.
+  [ "$(id -u)" -eq 0 ] || skip "needs root"
+  nccl_in_lib hostile-nccl-marker
+  chown 65534:65534 "$W/lib/libnccl.so.2" || skip "cannot chown to uid 65534"
+  run_json
+  expect_bounded
+  [ -e "$W/marker" ] && bad "the marker exists: a library owned by uid 65534 was loaded as root"
+  expect_rc 0
+  expect_status nccl not-loaded
+  expect_json '.ranks[0].nccl.version == "2.26.2"' "NCCL version not read statically" '.ranks[0].nccl'
+  expect_finding probe-untrusted-library warning "owned by uid 65534"
+  show "marker absent; $(jqr '.findings[] | select(.code == "probe-untrusted-library") | .message')"
+  ;;
+
+root_tree_never_loaded)
+  # Under --root nothing in the tree is loaded, whoever runs the probe and whatever the tree holds.
+  make_root
+  cp -L "$standins/hostile-nccl-marker/libnccl.so.2" "$R/usr/lib/x86_64-linux-gnu/libnccl.so.2.26.2"
+  ln -s libnccl.so.2.26.2 "$R/usr/lib/x86_64-linux-gnu/libnccl.so.2"
+  cp -L "$standins/hostile-cuda-marker/libcuda.so.1" "$R/usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15"
+  ln -s libcuda.so.550.54.15 "$R/usr/lib/x86_64-linux-gnu/libcuda.so.1"
+  run_json --root "$R"
+  expect_bounded
+  [ -e "$W/marker" ] && bad "the marker exists: --root loaded a library from the tree"
+  expect_rc 0
+  expect_status nccl not-loaded
+  expect_json '.ranks[0].nccl.version == "2.26.2"' "NCCL version not read statically" '.ranks[0].nccl'
+  # Hostile libraries in the tree are read, not run: a constructor that crashes or hangs does not matter.
+  cp -L "$standins/nccl-ctor-hang/libnccl.so.2" "$R/usr/lib/x86_64-linux-gnu/libnccl.so.2.26.2"
+  run_json --root "$R"
+  expect_bounded
+  expect_rc 0
+  expect_status nccl not-loaded
+  show "marker absent; nccl $(jqr '.ranks[0].nccl.status') $(jqr '.ranks[0].nccl.version')"
+  ;;
+
+*)
+  say "unknown case $case_name"
+  exit 1
+  ;;
+esac
+
+[ $fail -eq 0 ] && say "PASS [$case_name]"
+exit $fail
