@@ -1,9 +1,12 @@
 #include "launch/run_modes.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
+#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -86,12 +89,37 @@ int run_mpi(const Options& o, int* argc, char*** argv) {
   // The probe runs in a child forked before MPI_Init (fork after it is unsafe with some
   // transports), so MPI_Init is not held up by a slow probe and rank 0 can keep its deadline.
   ProbeOptions po = probe_options(o);
-  IsolatedChild child = start_isolated([&po] { // Non-UTF-8 bytes become U+FFFD rather than an exception (issue 6; see configuration_json).
-    return nlohmann::json(probe_rank(po)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); });
+  // Non-UTF-8 bytes become U+FFFD rather than an exception (issue 6; see configuration_json).
+  IsolatedChild child = start_isolated([&po] {
+    return nlohmann::json(probe_rank(po))
+        .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  });
 
+  // Hostile-input fix (issue 6): MPI_Init waits for every rank of the job, so one rank frozen
+  // or stuck before it reaches MPI_Init (SIGSTOP, a hung file system) held all the others in
+  // MPI_Init past any --timeout (seen with Open MPI 4.1.4). A watchdog ends this rank at the
+  // deadline if MPI_Init has not returned: exit 1 (ranks that never reported), one line on
+  // stderr; the launcher then ends the job.
+  static std::atomic<bool> mpi_started{false};
+  std::thread([deadline, timeout = o.timeout, probe_pid = child.pid] {
+    while (!mpi_started.load()) {
+      if (monotonic_seconds() >= deadline) {
+        std::fprintf(stderr,
+                     "denpex-probe: MPI_Init did not return within --timeout %.1f s: a rank of "
+                     "this job did not start or is stuck before MPI_Init; exiting 1\n",
+                     timeout);
+        if (probe_pid > 0) ::kill(-probe_pid, SIGKILL);
+        std::fflush(nullptr);
+        ::_exit(1);
+      }
+      ::usleep(50 * 1000);
+    }
+  }).detach();
   MpiJob mpi;
   std::string error;
-  if (!MpiJob::start(argc, argv, &mpi, &error)) {
+  const bool started = MpiJob::start(argc, argv, &mpi, &error);
+  mpi_started.store(true);
+  if (!started) {
     std::fprintf(stderr, "denpex-probe: %s\n", error.c_str());
     return 2;
   }
