@@ -1,11 +1,15 @@
 #!/bin/bash
 # A rank that stops responding and a rank that dies, under the real Open MPI mpirun (issue 6).
-#   mpi_ranks.sh CASE PROBE STANDINS_DIR SCRATCH_DIR      CASE: rank_stops | rank_dies
+#   mpi_ranks.sh CASE PROBE STANDINS_DIR SCRATCH_DIR
+#   CASE: rank_stops | rank_stops_early | rank_dies
 # Three ranks; ranks 0-1 probe normally with --timeout 6. Rank 2 is slow on purpose (an NCCL
 # whose constructor hangs, and --timeout 120 so its own probe waits 10 s for it), and 3 s in,
 # well after MPI_Init, it is frozen (SIGSTOP) or killed (SIGKILL).
 #  rank_stops: rank 0 stops waiting at its deadline, reports rank 2 as rank-timeout, every rank
 #    exits 1 and mpirun ends (its abort kills the frozen rank): within --timeout + 2 s.
+#  rank_stops_early: rank 2 is frozen 0.05 s in, before it reaches MPI_Init. MPI_Init waits for
+#    every rank, so the others would wait in it forever; the probe's watchdog ends them at the
+#    deadline with exit 1 and "MPI_Init did not return within --timeout", and mpirun ends the job.
 #  rank_dies: what Open MPI 4.1's mpirun does, documented in tests/hostile/FAULTS.md: it notices
 #    the dead rank at once, kills the remaining ranks (rank 0 too, before it can report) and
 #    exits 137 (128 + SIGKILL) with "mpirun noticed that process rank 2 ... exited on signal 9
@@ -26,8 +30,9 @@ fail=0
 bad() { echo "FAIL [$case_name]: $*"; fail=1; }
 
 case "$case_name" in
-  rank_stops) sig=STOP ;;
-  rank_dies) sig=KILL ;;
+  rank_stops) sig=STOP delay=3 ;;
+  rank_stops_early) sig=STOP delay=0.05 ;;
+  rank_dies) sig=KILL delay=3 ;;
   *) echo "unknown case $case_name"; exit 1 ;;
 esac
 
@@ -35,7 +40,7 @@ t0=$(date +%s%N)
 # `exec` keeps the rank's pid, so the signal reaches the probe itself and mpirun sees it.
 timeout -s KILL $((BOUND + 30)) mpirun -np 2 "$probe" --timeout "$T" --json "$W/report.json" : \
   -np 1 -x LD_LIBRARY_PATH="$standins/nccl-ctor-hang" \
-  sh -c "(sleep 3; kill -$sig \$\$) & exec \"$probe\" --timeout 120 --json \"$W/report.json\"" \
+  sh -c "(sleep $delay; kill -$sig \$\$) & exec \"$probe\" --timeout 120 --json \"$W/report.json\"" \
   >"$W/out" 2>"$W/err"
 rc=$?
 t1=$(date +%s%N)
@@ -53,6 +58,11 @@ case "$case_name" in
       "$W/report.json" >/dev/null || bad "no rank-timeout error blaming rank 2 alone"
     jq -e '.nranks == 3' "$W/report.json" >/dev/null || bad "nranks is not 3"
     echo "  $(jq -r '.findings[] | select(.code == "rank-timeout") | .message' "$W/report.json")"
+    ;;
+  rank_stops_early)
+    [ "$rc" -eq 1 ] || bad "mpirun exit $rc, expected 1"
+    grep -q "MPI_Init did not return within --timeout" "$W/err" ||
+      bad "stderr does not say that MPI_Init did not return"
     ;;
   rank_dies)
     [ "$rc" -ne 0 ] || bad "mpirun exit 0 although a rank died"
