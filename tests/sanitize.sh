@@ -25,9 +25,10 @@ jobs=${JOBS:-2}
 exclude='^collectives\.(mpi\..*|signal_flush)$'
 
 t0=$(date +%s)
+mkdir -p "$build"
 cmake -S "$src" -B "$build" -G Ninja -DDENPEX_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DDENPEX_BUILD_BENCH=OFF >"$build.configure.log" 2>&1 ||
-  { cat "$build.configure.log"; echo "sanitize.sh: configure failed"; exit 1; }
+  -DDENPEX_BUILD_BENCH=OFF >"$build/sanitize-configure.log" 2>&1 ||
+  { cat "$build/sanitize-configure.log"; echo "sanitize.sh: configure failed"; exit 1; }
 cmake --build "$build" -j "$jobs" || { echo "sanitize.sh: build failed"; exit 1; }
 t1=$(date +%s)
 
