@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <memory>
 #include <thread>
 
 #include <fmt/format.h>
@@ -100,9 +101,9 @@ int run_mpi(const Options& o, int* argc, char*** argv) {
   // MPI_Init past any --timeout (seen with Open MPI 4.1.4). A watchdog ends this rank at the
   // deadline if MPI_Init has not returned: exit 1 (ranks that never reported), one line on
   // stderr; the launcher then ends the job.
-  static std::atomic<bool> mpi_started{false};
-  std::thread([deadline, timeout = o.timeout, probe_pid = child.pid] {
-    while (!mpi_started.load()) {
+  auto mpi_started = std::make_shared<std::atomic<bool>>(false);
+  std::thread([mpi_started, deadline, timeout = o.timeout, probe_pid = child.pid] {
+    while (!mpi_started->load()) {
       if (monotonic_seconds() >= deadline) {
         std::fprintf(stderr,
                      "denpex-probe: MPI_Init did not return within --timeout %.1f s: a rank of "
@@ -118,7 +119,7 @@ int run_mpi(const Options& o, int* argc, char*** argv) {
   MpiJob mpi;
   std::string error;
   const bool started = MpiJob::start(argc, argv, &mpi, &error);
-  mpi_started.store(true);
+  mpi_started->store(true);
   if (!started) {
     std::fprintf(stderr, "denpex-probe: %s\n", error.c_str());
     return 2;
