@@ -105,7 +105,7 @@ int judge_and_report(const Options& o, const Baseline* baseline, JobResult job) 
     }
     if (!write_baseline(o.write_baseline, baseline_from_group(report.configurations.front()),
                         &error)) {
-      std::fprintf(stderr, "denpex-probe: --write-baseline %s\n", error.c_str());
+      std::fprintf(stderr, "denpex-probe: --write-%s\n", error.c_str());
       return 2;
     }
   }

@@ -54,7 +54,7 @@ bool write_rank_report(const Options& o, const RankRecord& r) {
 bool load_baseline_or_say(const Options& o, Baseline* b, bool* have) {
   std::string error;
   if (load_baseline_option(o, b, have, &error)) return true;
-  std::fprintf(stderr, "denpex-probe: --baseline %s\n", error.c_str());
+  std::fprintf(stderr, "denpex-probe: --%s\n", error.c_str());
   return false;
 }
 
@@ -150,7 +150,7 @@ int run_mpi(const Options& o, int* argc, char*** argv) {
   int code = 0;
   if (mpi.rank() == 0) {
     if (!baseline_ok) {
-      std::fprintf(stderr, "denpex-probe: --baseline %s\n", error.c_str());
+      std::fprintf(stderr, "denpex-probe: --%s\n", error.c_str());
       code = 2;
     } else {
       JobResult job;

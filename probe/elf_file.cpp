@@ -362,7 +362,10 @@ std::vector<std::string> find_strings(const std::string& path, const std::string
       if (any) return out;
     }
   }
-  // Not an ELF we can map by sections (or no .rodata): fall back to a bounded scan of the file.
+  // Not an ELF at all: nothing a loader would map, so nothing to report (and no reason to read
+  // a planted multi-GB file).
+  if (file_size < SELFMAG || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) return out;
+  // An ELF without section headers or .rodata (stripped): a bounded scan of the whole file.
   scan_range(f, 0, std::min(file_size, max_scan), needle, &out);
   return out;
 }

@@ -56,8 +56,9 @@ ElfInfo read_elf(const std::string& path, bool symbols);
 
 // Searches the read-only data of `path` for every occurrence of `needle` and returns the
 // NUL-terminated strings that start with it (each capped at 256 bytes). Looks in .rodata (and
-// .rodata.*) when section headers exist; otherwise in the whole file, up to `max_scan` bytes.
-// Returns an empty vector when the file is unreadable or has no such string.
+// .rodata.*) when section headers exist; otherwise (a stripped ELF) in the whole file, up to
+// `max_scan` bytes. Returns an empty vector when the file is unreadable, is not an ELF, or has
+// no such string.
 std::vector<std::string> find_strings(const std::string& path, const std::string& needle,
                                       uint64_t max_scan = 512ull << 20);
 

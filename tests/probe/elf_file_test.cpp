@@ -71,11 +71,16 @@ TEST_CASE("find_strings finds the version literal in .rodata") {
   REQUIRE(found.size() == 1);
   CHECK(found[0] == "NCCL version 2.8.4+cuda11.2");
   Scratch s;
-  // Without section headers the whole file is scanned, and a literal spanning chunks is whole.
+  // A stripped ELF (no section headers) is scanned whole, and a literal spanning the 4 MiB
+  // chunks is found whole.
   std::string blob(5u << 20, 'x');
+  blob.replace(0, 64, std::string("\x7f" "ELF\x02\x01\x01") + std::string(57, '\0'));
   const std::string lit = "NCCL version 2.19.3+cuda12.2";
   blob.replace((4u << 20) - 10, lit.size() + 1, lit + std::string(1, '\0'));
   auto in_blob = find_strings(s.write("blob", blob), "NCCL version ");
   REQUIRE(in_blob.size() == 1);
   CHECK(in_blob[0] == lit);
+  // Not an ELF at all: nothing is searched.
+  blob.replace(0, 4, "junk");
+  CHECK(find_strings(s.write("junk", blob), "NCCL version ").empty());
 }
