@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <fstream>
 #include <set>
@@ -113,7 +114,20 @@ bool records_from_file(const std::string& path, const std::function<void(RankRec
         *error = "a configuration without a readable record" + (e.empty() ? "" : ": " + e);
         return false;
       }
-      std::vector<int> ranks = cj.value("ranks", std::vector<int>{rep.rank});
+      std::vector<int> ranks{rep.rank};
+      if (cj.contains("ranks")) {
+        ranks.clear();
+        for (const auto& v : cj.at("ranks")) {
+          // Integers only: a float rank would be an undefined conversion.
+          if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > INT_MAX) {
+            *error = "a configuration's \"ranks\" holds " +
+                     v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+                     ", not a rank number";
+            return false;
+          }
+          ranks.push_back(v.get<int>());
+        }
+      }
       std::vector<std::string> hosts = cj.value("hosts", std::vector<std::string>{rep.host});
       for (size_t i = 0; i < ranks.size(); ++i) {
         RankRecord r = rep;
@@ -175,7 +189,14 @@ SavedVisit for_each_saved_record(const std::vector<std::string>& paths,
   };
   for (const auto& f : files) {
     std::string error;
-    if (!records_from_file(f, counted, &error)) {
+    bool ok = false;
+    try {
+      ok = records_from_file(f, counted, &error);
+    } catch (const std::exception& e) {
+      // A key of the wrong type deep inside a report (nlohmann's type_error).
+      error = e.what();
+    }
+    if (!ok) {
       res.status = SavedStatus::bad_input;
       res.error = fmt::format("{}: {}", f, error);
       return res;

@@ -2,6 +2,8 @@
 # Runs every libFuzzer target for a bounded time and fails on the first crash, leak, timeout or
 # sanitizer report.
 #   fuzz/run.sh BUILD_DIR [SECONDS_PER_TARGET]   (default 20)
+# The random seed is fixed (FUZZ_SEED, default 1) so CI explores the same inputs each run; set
+# FUZZ_SEED=0 for a fresh random seed when fuzzing by hand.
 # BUILD_DIR is a build configured with CXX=clang++ -DDENPEX_BUILD_FUZZ=ON; the targets are
 # built here if needed. Seeds come from fuzz/corpus/<target>/ (read only); what a run discovers
 # goes to BUILD_DIR/fuzz/work/<target>/, and a crashing input to BUILD_DIR/fuzz/artifacts/.
@@ -26,7 +28,7 @@ for t in $targets; do
     { grep -q "LeakSanitizer has encountered a fatal error" "$work/leakcheck.log" && leaks=0; }
   echo "== fuzz_$t: ${secs}s (detect_leaks=$leaks)"
   if ! ASAN_OPTIONS=detect_leaks=$leaks:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
-      "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+      "$bin" -seed="${FUZZ_SEED:-1}" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
       -artifact_prefix="$art/" -print_final_stats=1 "$work" "$here/corpus/$t" >"$work/run.log" 2>&1; then
     echo "FAIL: fuzz_$t found a problem; last lines of $work/run.log:"
     grep -E "ERROR|SUMMARY|runtime error|Test unit written|==[0-9]+==" "$work/run.log" | head -20

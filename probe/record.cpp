@@ -1,5 +1,8 @@
 #include "probe/record.h"
 
+#include <climits>
+#include <stdexcept>
+
 #include <nlohmann/json.hpp>
 
 namespace denpex {
@@ -152,6 +155,27 @@ std::string str(const json& j, const char* key) {
   return it->get<std::string>();
 }
 
+// An integer field within [lo, hi]; `dflt` when absent. A float or an out-of-range number is
+// an error, not a silent (or, for floats, undefined) conversion.
+long long integer(const json& j, const char* key, long long dflt, long long lo, long long hi) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return dflt;
+  bool ok = false;
+  long long v = 0;
+  if (it->is_number_unsigned()) {
+    auto u = it->get<unsigned long long>();
+    ok = u <= static_cast<unsigned long long>(hi);
+    v = static_cast<long long>(u);
+  } else if (it->is_number_integer()) {
+    v = it->get<long long>();
+    ok = true;
+  }
+  if (!ok || v < lo || v > hi)
+    throw std::runtime_error(std::string("\"") + key + "\" is not an integer in [" +
+                             std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return v;
+}
+
 template <typename Enum>
 Enum enum_from(const json& j, const char* key, std::initializer_list<Enum> all, Enum dflt) {
   std::string s = str(j, key);
@@ -170,7 +194,7 @@ NcclInfo nccl_from(const json& j) {
                        NcclStatus::missing);
   n.path = str(j, "path");
   n.version = str(j, "version");
-  n.version_code = j.value("version_code", 0);
+  n.version_code = static_cast<int>(integer(j, "version_code", 0, 0, INT_MAX));
   n.cuda_build = str(j, "cuda_build");
   n.method = str(j, "method");
   n.origin = str(j, "origin");
@@ -227,9 +251,9 @@ bool record_from_json(const json& j, RankRecord* out, std::string* error) {
       }
     }
     RankRecord r;
-    r.rank = j.at("rank").get<int>();
+    r.rank = static_cast<int>(integer(j, "rank", 0, 0, INT_MAX));
     r.host = j.at("host").get<std::string>();
-    r.pid = j.value("pid", 0L);
+    r.pid = static_cast<long>(integer(j, "pid", 0, 0, LONG_MAX));
     r.probe_version = str(j, "probe_version");
     r.arch = str(j, "arch");
     r.container = j.value("container", false);
@@ -278,7 +302,8 @@ bool record_from_json(const json& j, RankRecord* out, std::string* error) {
           {DriverStatus::ok, DriverStatus::missing, DriverStatus::stub, DriverStatus::error},
           DriverStatus::missing);
       r.cuda_driver.cuda_version = str(d, "cuda_version");
-      r.cuda_driver.driver_api_version = d.value("driver_api_version", 0);
+      r.cuda_driver.driver_api_version =
+          static_cast<int>(integer(d, "driver_api_version", 0, 0, INT_MAX));
       r.cuda_driver.library = str(d, "library");
       r.cuda_driver.library_version = str(d, "library_version");
       r.cuda_driver.kernel_module_version = str(d, "kernel_module_version");

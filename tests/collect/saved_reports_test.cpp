@@ -112,3 +112,27 @@ TEST_CASE("load_saved_job groups as it reads and keeps only the first records") 
   CHECK(job.kept[1].rank == 6);
   CHECK(job.kept[1].host == "node2");
 }
+
+TEST_CASE("numbers out of range or of the wrong kind are refused, not converted") {
+  Dir d;
+  int n = 0;
+  for (const char* bad : {R"({"rank": 2.1e43, "host": "a", "nccl": {}})",
+                          R"({"rank": -1, "host": "a", "nccl": {}})",
+                          R"({"rank": 0, "host": "a", "nccl": {"version_code": 1e99}})",
+                          R"({"rank": 0, "host": "a", "pid": "12", "nccl": {}})"}) {
+    INFO(bad);
+    SavedRecords s = load_saved_records({d.write("bad.json", bad)}, &n);
+    CHECK(s.status == SavedStatus::bad_input);
+    CHECK(s.error.find("bad.json") != std::string::npos);
+  }
+  nlohmann::json report = {
+      {"schema", "denpex.report.v1"},
+      {"configurations", {{{"ranks", {0.5}}, {"record", nlohmann::json::parse(record(0, "a", "2.28.9"))}}}}};
+  SavedRecords s = load_saved_records({d.write("r.json", report.dump())}, &n);
+  CHECK(s.status == SavedStatus::bad_input);
+  CHECK(s.error.find("not a rank number") != std::string::npos);
+  report["configurations"][0]["ranks"] = {0};
+  report["configurations"][0]["hosts"] = {1};
+  s = load_saved_records({d.write("r.json", report.dump())}, &n);
+  CHECK(s.status == SavedStatus::bad_input);
+}
