@@ -74,7 +74,8 @@ NcclVersion pick_nccl_literal(const std::vector<std::string>& literals) {
 }
 
 int nccl_version_code(const NcclVersion& v) {
-  if (!v.ok) return 0;
+  // Both encodings give minor and patch two decimal digits; a literal with more has no code.
+  if (!v.ok || v.minor > 99 || v.patch > 99 || v.major > 9999) return 0;
   bool old = v.major < 2 || (v.major == 2 && v.minor < 9);
   return old ? v.major * 1000 + v.minor * 100 + v.patch
              : v.major * 10000 + v.minor * 100 + v.patch;

@@ -23,7 +23,8 @@ NcclVersion parse_nccl_literal(const std::string& literal);
 NcclVersion pick_nccl_literal(const std::vector<std::string>& literals);
 
 // NCCL_VERSION_CODE of a version: major*10000+minor*100+patch from 2.9 on, major*1000+minor*100+
-// patch before (nccl.h's NCCL_VERSION macro changed in 2.9). 0 when !v.ok.
+// patch before (nccl.h's NCCL_VERSION macro changed in 2.9). 0 when !v.ok, or when minor or
+// patch have more than two digits (no encoding holds them).
 int nccl_version_code(const NcclVersion& v);
 
 // Compares dotted numeric versions ("12.4" < "13.0", "2.9.1" < "2.10.0"). Returns <0, 0, >0.

@@ -32,6 +32,9 @@ TEST_CASE("version codes decode in both encodings") {
   CHECK(nccl_version_from_code(21003) == "2.10.3");
   CHECK(nccl_version_from_code(0) == "");
   CHECK(nccl_version_code(parse_nccl_literal("NCCL version 2.8.4+cuda11.2")) == 2804);
+  // Found by fuzz_nccl_literal: 233333 * 10000 overflowed int.
+  CHECK(nccl_version_code(parse_nccl_literal("NCCL version 233333.1.1")) == 0);
+  CHECK(nccl_version_code(parse_nccl_literal("NCCL version 2.100.1")) == 0);
 }
 
 TEST_CASE("pick_nccl_literal prefers the literal with a CUDA build") {
