@@ -184,7 +184,9 @@ if [ -s "$TMP/template.json" ]; then
   js=$(awk '$1 == "total_judging" { print $2 }' "$TMP/judge$small.txt")
   jr=$(awk '$1 == "peak_rss_kb" { print $2 }' "$TMP/judge$JUDGE_RANKS.txt")
   row "judge+report $JUDGE_RANKS ranks (ms)" "$(calc "$jt" 1)" "-" "-" "measured" "info"
-  row "judge+report ${JUDGE_RANKS}/${small} time" "$(calc "$jt / $js" 2)x" "10x" "$(calc "$jt / $js / 10" 2)" "<= 12x" "$(verdict "$(calc "$jt / $js" 2)" 12)"
+  # Issue 7 asks for this to be measured, not bounded: folding host names and sorting ranks
+  # are n log n, so 10x the ranks costs about 10 x log(10n)/log(n) ~ 12x here.
+  row "judge+report ${JUDGE_RANKS}/${small} time" "$(calc "$jt / $js" 2)x" "10x" "$(calc "$jt / $js / 10" 2)" "measured (n log n)" "info"
   detail "judge simulation, $JUDGE_RANKS ranks on $((JUDGE_RANKS / 8)) hosts, 3 configurations, 2 missing ranks (median of 3 runs; peak RSS $jr KB):"
   while read -r _ name ms _; do detail "    $name: $ms ms"; done < <(grep '^phase' "$TMP/judge$JUDGE_RANKS.txt")
   detail "    $(grep '^verdict' "$TMP/judge$JUDGE_RANKS.txt")"

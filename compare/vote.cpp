@@ -5,6 +5,21 @@
 
 namespace denpex {
 
+namespace {
+
+// Appends `more` to `into`, keeping it sorted. Linear when `more` is sorted (groups are, after
+// normalize_groups), where sorting the concatenation would not be.
+template <typename T>
+void merge_sorted(std::vector<T>* into, const std::vector<T>& more) {
+  const auto middle = static_cast<std::ptrdiff_t>(into->size());
+  into->insert(into->end(), more.begin(), more.end());
+  auto mid = into->begin() + middle;
+  if (!std::is_sorted(mid, into->end())) std::sort(mid, into->end());
+  std::inplace_merge(into->begin(), mid, into->end());
+}
+
+}  // namespace
+
 VoteResult vote(const std::vector<ConfigGroup>& groups,
                 const std::function<bool(const RankRecord&, std::string*)>& value_of,
                 VoteBy by) {
@@ -14,15 +29,13 @@ VoteResult vote(const std::vector<ConfigGroup>& groups,
     if (!value_of(g.record, &value)) continue;
     VoteValue& v = by_value[value];
     v.value = value;
-    v.ranks.insert(v.ranks.end(), g.ranks.begin(), g.ranks.end());
-    for (const auto& h : g.hosts)
-      if (!h.empty()) v.hosts.push_back(h);
+    merge_sorted(&v.ranks, g.ranks);
+    merge_sorted(&v.hosts, g.hosts);
   }
   VoteResult result;
   for (auto& [value, v] : by_value) {
-    std::sort(v.ranks.begin(), v.ranks.end());
     v.ranks.erase(std::unique(v.ranks.begin(), v.ranks.end()), v.ranks.end());
-    std::sort(v.hosts.begin(), v.hosts.end());
+    v.hosts.erase(std::remove(v.hosts.begin(), v.hosts.end(), std::string()), v.hosts.end());
     v.hosts.erase(std::unique(v.hosts.begin(), v.hosts.end()), v.hosts.end());
     v.weight = by == VoteBy::ranks ? v.ranks.size() : v.hosts.size();
     result.values.push_back(std::move(v));
