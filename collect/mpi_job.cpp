@@ -30,6 +30,20 @@ constexpr double kRecordGrace = 5.0;
 
 void pause_briefly() { ::usleep(200); }
 
+// Polls until a message from `source` with one of `tags` is waiting (returns that tag, the
+// message left to be received) or `deadline` passes (returns -1).
+int wait_for_tag(int source, std::initializer_list<int> tags, double deadline) {
+  while (monotonic_seconds() < deadline) {
+    for (int tag : tags) {
+      int flag = 0;
+      MPI_Iprobe(source, tag, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+      if (flag) return tag;
+    }
+    pause_briefly();
+  }
+  return -1;
+}
+
 std::string digest_message(unsigned long long digest, const std::string& host,
                            const std::string& failure) {
   std::string m(8, '\0');
@@ -85,22 +99,16 @@ CollectResult MpiJob::collect(const RankRecord* mine, const std::string& host,
     MPI_Send(msg.data(), static_cast<int>(msg.size()), MPI_CHAR, 0, kTagDigest, MPI_COMM_WORLD);
     // Rank 0 either asks for the record or, when another rank represents this configuration,
     // goes straight to the verdict (left queued for agree_exit_code).
-    while (monotonic_seconds() < deadline) {
-      int flag = 0;
-      MPI_Status st;
-      MPI_Iprobe(0, kTagRequest, MPI_COMM_WORLD, &flag, &st);
-      if (flag) {
-        char dummy = 0;
-        MPI_Recv(&dummy, 1, MPI_CHAR, 0, kTagRequest, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        // Non-UTF-8 bytes become U+FFFD rather than an exception (issue 6).
-        std::string json = mine ? nlohmann::json(*mine).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) : std::string("{}");
-        MPI_Send(json.data(), static_cast<int>(json.size()), MPI_CHAR, 0, kTagRecord,
-                 MPI_COMM_WORLD);
-        return res;
-      }
-      MPI_Iprobe(0, kTagVerdict, MPI_COMM_WORLD, &flag, &st);
-      if (flag) return res;
-      pause_briefly();
+    if (wait_for_tag(0, {kTagRequest, kTagVerdict}, deadline) == kTagRequest) {
+      char dummy = 0;
+      MPI_Recv(&dummy, 1, MPI_CHAR, 0, kTagRequest, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      // Non-UTF-8 bytes become U+FFFD rather than an exception (issue 6).
+      std::string json =
+          mine ? nlohmann::json(*mine).dump(-1, ' ', false,
+                                            nlohmann::json::error_handler_t::replace)
+               : std::string("{}");
+      MPI_Send(json.data(), static_cast<int>(json.size()), MPI_CHAR, 0, kTagRecord,
+               MPI_COMM_WORLD);
     }
     return res;
   }
@@ -237,16 +245,10 @@ int MpiJob::agree_exit_code(int code, double deadline, std::string* note) {
     }
     return code;
   }
-  while (monotonic_seconds() < deadline) {
-    int flag = 0;
-    MPI_Status st;
-    MPI_Iprobe(0, kTagVerdict, MPI_COMM_WORLD, &flag, &st);
-    if (flag) {
-      int v = 1;
-      MPI_Recv(&v, 1, MPI_INT, 0, kTagVerdict, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      return v;
-    }
-    pause_briefly();
+  if (wait_for_tag(0, {kTagVerdict}, deadline) == kTagVerdict) {
+    int v = 1;
+    MPI_Recv(&v, 1, MPI_INT, 0, kTagVerdict, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    return v;
   }
   *note = fmt::format("rank {}: rank 0 sent no verdict before the deadline; exiting 1", rank_);
   return 1;

@@ -1,7 +1,5 @@
 #include "probe/cuda_driver_probe.h"
 
-#include <dlfcn.h>
-
 #include <cctype>
 #include <cstdlib>
 
@@ -9,6 +7,7 @@
 
 #include "probe/isolated_call.h"
 #include "probe/trust.h"
+#include "probe/version_call.h"
 
 namespace denpex {
 
@@ -26,19 +25,15 @@ bool is_version(const std::string& s) {
   return dots >= 1;
 }
 
-// Runs in the isolated child: "R <rc> <version>" or "E <dlerror>".
+// Runs in the isolated child: "R <rc> <version>" or "E <reason>".
 std::string ask_driver(const std::string& path) {
-  void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!h) {
-    const char* e = ::dlerror();
-    return std::string("E ") + (e ? e : "dlopen failed");
+  VersionCall c = call_version_function(path, "cuDriverGetVersion");
+  switch (c.status) {
+    case VersionCallStatus::no_library: return "E " + c.error;
+    case VersionCallStatus::no_symbol: return "E does not export cuDriverGetVersion";
+    case VersionCallStatus::loaded: break;
   }
-  using GetVersion = int (*)(int*);
-  auto fn = reinterpret_cast<GetVersion>(::dlsym(h, "cuDriverGetVersion"));
-  if (!fn) return "E does not export cuDriverGetVersion";
-  int v = 0;
-  int rc = fn(&v);
-  return fmt::format("R {} {}", rc, v);
+  return fmt::format("R {} {}", c.rc, c.value);
 }
 
 }  // namespace

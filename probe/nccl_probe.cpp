@@ -1,8 +1,5 @@
 #include "probe/nccl_probe.h"
 
-#include <dlfcn.h>
-#include <link.h>
-
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -10,6 +7,7 @@
 #include "probe/isolated_call.h"
 #include "probe/nccl_version.h"
 #include "probe/trust.h"
+#include "probe/version_call.h"
 
 namespace denpex {
 
@@ -23,28 +21,17 @@ bool read_nccl_literal(const std::string& host, std::string* version, std::strin
 
 namespace {
 
-// Runs in the isolated child. Answers one line: "V <code> <loaded path>", "E <dlerror>" or
+// Runs in the isolated child. Answers one line: "V <code> <loaded path>", "E <reason>" or
 // "S <missing symbol>".
 std::string load_and_ask(const std::string& what) {
-  void* h = ::dlopen(what.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!h) {
-    const char* e = ::dlerror();
-    return std::string("E ") + (e ? e : "dlopen failed");
+  VersionCall c = call_version_function(what, "ncclGetVersion");
+  switch (c.status) {
+    case VersionCallStatus::no_library: return "E " + c.error;
+    case VersionCallStatus::no_symbol: return "S ncclGetVersion";
+    case VersionCallStatus::loaded: break;
   }
-  using GetVersion = int (*)(int*);
-  auto fn = reinterpret_cast<GetVersion>(::dlsym(h, "ncclGetVersion"));
-  if (!fn) return "S ncclGetVersion";
-  int code = 0;
-  int rc = fn(&code);
-  if (rc != 0) return fmt::format("E ncclGetVersion returned {}", rc);
-  std::string loaded;
-  link_map* lm = nullptr;
-  if (::dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name) {
-    char* real = ::realpath(lm->l_name, nullptr);
-    loaded = real ? real : lm->l_name;
-    std::free(real);
-  }
-  return fmt::format("V {} {}", code, loaded);
+  if (c.rc != 0) return fmt::format("E ncclGetVersion returned {}", c.rc);
+  return fmt::format("V {} {}", c.value, c.loaded_path);
 }
 
 }  // namespace
