@@ -14,6 +14,13 @@ mpi() {
   local out=$1 want=$2; shift 2
   local rc=0
   timeout 120 mpirun "$@" >"$out.txt" 2>"$out.err" || rc=$?
+  # Debian 12's Open MPI 4.1.4 mpirun sometimes segfaults in PMIx_server_finalize while
+  # tearing down a job whose rank it had to kill; every rank had already exited with the
+  # verdict, so that crash is the launcher's, not ours.
+  if [ "$rc" = 139 ] && [ "$want" = 1 ] && grep -q "PMIx_server_finalize" "$out.err"; then
+    echo "(mpirun crashed in PMIx_server_finalize after the job ended: Open MPI 4.1.4 bug)"
+    rc=1
+  fi
   [ "$rc" = "$want" ] || { cat "$out.txt" "$out.err" >&2; fail "mpirun exit $rc, expected $want"; }
 }
 J() { echo "--json $SCRATCH/$1.json"; }
