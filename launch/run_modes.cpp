@@ -86,7 +86,9 @@ int run_single(const Options& o) {
 
 int run_mpi(const Options& o, int* argc, char*** argv) {
   const double start = monotonic_seconds();
-  const double deadline = start + o.timeout;
+  // --timeout bounds the whole run: rank 0 stops waiting a little before it, keeping time to
+  // judge, print, and let the launcher tear down ranks that never answered.
+  const double deadline = start + o.timeout - std::min(1.0, 0.2 * o.timeout);
   // The probe runs in a child forked before MPI_Init (fork after it is unsafe with some
   // transports), so MPI_Init is not held up by a slow probe and rank 0 can keep its deadline.
   ProbeOptions po = probe_options(o);
