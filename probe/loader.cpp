@@ -4,6 +4,8 @@
 
 #include <climits>
 
+#include "probe/text.h"
+
 namespace denpex {
 
 std::vector<std::string> split_library_path(const std::string& value) {
@@ -21,15 +23,7 @@ std::vector<std::string> split_library_path(const std::string& value) {
 }
 
 std::vector<std::string> split_preload(const std::string& value) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start < value.size()) {
-    size_t end = value.find_first_of(": \t", start);
-    if (end == std::string::npos) end = value.size();
-    if (end > start) out.push_back(value.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
+  return split_nonempty(value, ": \t");
 }
 
 std::string expand_dst(const std::string& entry, const std::string& origin_dir) {

@@ -2,11 +2,11 @@
 
 namespace denpex {
 
-std::vector<std::string> split_nonempty(const std::string& s, char sep) {
+std::vector<std::string> split_nonempty(const std::string& s, const std::string& seps) {
   std::vector<std::string> out;
   size_t start = 0;
   while (start < s.size()) {
-    size_t end = s.find(sep, start);
+    size_t end = s.find_first_of(seps, start);
     if (end == std::string::npos) end = s.size();
     if (end > start) out.push_back(s.substr(start, end - start));
     start = end + 1;
