@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The README's two quick-start commands, run as a new user would: in a fresh Debian 12 root
+# (debootstrap --variant=minbase plus build-essential, CMake, git and Python), on a clean clone
+# of this checkout, with the host's CUDA toolkit bind-mounted read-only and the host's
+# /etc/hosts copied in (without it Open MPI's MPI_Init waits 5 s on the resolver).
+# A package this machine happens to have is a missing install step there, and fails here.
+#
+# Usage: .ci/fresh-root.sh WORKDIR [demo|test|both]   (WORKDIR is created; about 2 GB;
+#        default both)
+set -euo pipefail
+src=$(cd "$(dirname "$0")/.." && pwd)
+work=${1:?usage: .ci/fresh-root.sh WORKDIR}
+what=${2:-both}
+mkdir -p "$work"
+work=$(cd "$work" && pwd)
+root="$work/root"
+
+export DEBIAN_FRONTEND=noninteractive
+command -v debootstrap >/dev/null || { apt-get update -qq; apt-get install -y -qq debootstrap >/dev/null; }
+
+mounts=()
+cleanup() {
+  local i
+  for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount -l "${mounts[i]}" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+bind() {  # bind SRC DST [ro]
+  mkdir -p "$2"
+  mount --bind "$1" "$2"
+  mounts+=("$2")
+  if [ "${3:-}" = ro ]; then mount -o remount,bind,ro "$2"; fi
+}
+
+if [ ! -x "$root/usr/bin/cmake" ]; then
+  rm -rf "$root"
+  echo "fresh-root: debootstrap bookworm (minbase + build-essential cmake git python3)"
+  debootstrap --variant=minbase --include=build-essential,cmake,git,python3,ca-certificates \
+    bookworm "$root" http://deb.debian.org/debian >"$work/debootstrap.log" 2>&1 ||
+    { tail -20 "$work/debootstrap.log"; exit 1; }
+fi
+# The same package sources as the host (its snapshot), so versions match what CI tests.
+if [ -d /etc/apt/sources.list.d ] && ls /etc/apt/sources.list.d/*.sources >/dev/null 2>&1; then
+  rm -f "$root/etc/apt/sources.list"
+  cp /etc/apt/sources.list.d/*.sources "$root/etc/apt/sources.list.d/"
+fi
+cp /etc/hosts "$root/etc/hosts"
+cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+
+# The CUDA toolkit, as its installer leaves it: the tree plus its loader-cache entry.
+cuda=$(readlink -f /usr/local/cuda 2>/dev/null || true)
+if [ -n "$cuda" ] && [ -d "$cuda" ]; then
+  bind "$cuda" "$root$cuda" ro
+  ln -sfn "$cuda" "$root/usr/local/cuda"
+  for f in /etc/ld.so.conf.d/*cuda*.conf; do [ -e "$f" ] && cp "$f" "$root/etc/ld.so.conf.d/"; done
+  chroot "$root" ldconfig
+fi
+
+bind /proc "$root/proc"
+bind /sys "$root/sys"
+bind /dev "$root/dev"
+bind /dev/pts "$root/dev/pts"
+mkdir -p "$root/dev/shm"
+mount -t tmpfs -o size=4g tmpfs "$root/dev/shm"; mounts+=("$root/dev/shm")
+mount -t tmpfs tmpfs "$root/run"; mounts+=("$root/run")
+
+# A clean clone of what is committed here, with shared/ beside it as in CI.
+rm -rf "$root/src"
+mkdir -p "$root/src"
+git clone -q "$src" "$root/src/main"
+if [ -d "$src/../shared" ]; then bind "$(cd "$src/../shared" && pwd)" "$root/src/shared" ro; fi
+
+in_root() { chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+  TERM=dumb LANG=C.UTF-8 CI="${CI:-}" bash -c "cd /src/main && $1"; }
+
+if [ "$what" != test ]; then
+  echo "=== fresh-root: README quick start 1: tools/demo.sh"
+  in_root "tools/demo.sh"
+fi
+if [ "$what" != demo ]; then
+  echo "=== fresh-root: README quick start 2: tools/test.sh"
+  in_root "tools/test.sh"
+fi
