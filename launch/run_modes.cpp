@@ -25,11 +25,19 @@ double step_timeout_for(double timeout) { return std::clamp(timeout / 4.0, 0.25,
 
 namespace {
 
+std::string host_name() {
+  char h[256] = {};
+  ::gethostname(h, sizeof h - 1);
+  return h;
+}
+
 ProbeOptions probe_options(const Options& o) {
   ProbeOptions p;
   p.env = current_environment();
   p.site_packages = o.site_packages;
   p.root = o.root.empty() ? "/" : o.root;
+  p.image_name = o.image_name;
+  p.pid = static_cast<long>(::getpid());  // the rank's pid, even when a child probes
   p.step_timeout = step_timeout_for(o.timeout);
   p.running_as_root = ::geteuid() == 0;
   return p;
@@ -39,7 +47,9 @@ ProbeOptions probe_options(const Options& o) {
 bool write_rank_report(const Options& o, const RankRecord& r) {
   if (o.rank_report.empty()) return true;
   std::string error;
-  std::string path = expand_report_path(o.rank_report, r.rank, r.host);
+  // An image's record is named "image <name>"; %h stays this machine's name in a path.
+  const bool image = r.host.rfind(kImageHostPrefix, 0) == 0;
+  std::string path = expand_report_path(o.rank_report, r.rank, image ? host_name() : r.host);
   // Non-UTF-8 bytes become U+FFFD rather than an exception (issue 6; see configuration_json).
   const std::string text =
       nlohmann::json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
@@ -56,12 +66,6 @@ bool load_baseline_or_say(const Options& o, Baseline* b, bool* have) {
   if (load_baseline_option(o, b, have, &error)) return true;
   std::fprintf(stderr, "denpex-probe: --%s\n", error.c_str());
   return false;
-}
-
-std::string host_name() {
-  char h[256] = {};
-  ::gethostname(h, sizeof h - 1);
-  return h;
 }
 
 }  // namespace
