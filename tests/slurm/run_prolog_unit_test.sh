@@ -74,7 +74,9 @@ if unshare -m true 2>/dev/null && command -v ldconfig >/dev/null; then
   ln -sf libcuda.so.550.54.15 "$H/driver/libcuda.so.1"
   printf '/lib/x86_64-linux-gnu\n/usr/lib/x86_64-linux-gnu\n%s\n' "$H/driver" >"$H/ld.so.conf"
   ldconfig -X -C "$H/ld.so.cache" -f "$H/ld.so.conf"
-  echo '{"schema":"denpex.baseline.v1","cuda_driver":{"library_version":"550.54.15"}}' >"$H/driver-only.json"
+  # The example host baseline of examples/container pins exactly this driver (550.54.15, CUDA
+  # 12.4), no net plugin, and no NCCL or PyTorch.
+  cp "$(dirname "$prolog")/../../examples/container/baseline-host.json" "$H/driver-only.json"
   echo '{"schema":"denpex.baseline.v1","cuda_driver":{"library_version":"535.104.05"}}' >"$H/other-driver.json"
   # run_host NAME EXPECTED_EXIT CONF_LINES...: run() inside the namespace with that cache.
   run_host() {
