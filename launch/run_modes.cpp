@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <thread>
 
@@ -29,6 +30,17 @@ std::string host_name() {
   char h[256] = {};
   ::gethostname(h, sizeof h - 1);
   return h;
+}
+
+// SLURM_PROCID, the task's rank in a Slurm step: alone in a multi-task step (no MPI in a
+// container image), each task writes `--rank-report DIR/%h-%r.json` for a later `compare`, so
+// each needs its own rank. 0 outside Slurm or when the variable does not parse.
+int slurm_task_rank() {
+  const char* v = std::getenv("SLURM_PROCID");
+  if (!v || !*v) return 0;
+  char* end = nullptr;
+  long rank = std::strtol(v, &end, 10);
+  return *end == '\0' && rank >= 0 && rank <= 1L << 30 ? static_cast<int>(rank) : 0;
 }
 
 ProbeOptions probe_options(const Options& o) {
@@ -79,6 +91,7 @@ int run_single(const Options& o) {
     return 2;
   }
   RankRecord r = probe_rank(probe_options(o));
+  if (o.root.empty()) r.rank = slurm_task_rank();
   if (!write_rank_report(o, r)) return 2;
   JobResult job;
   job.groups = group_records({r});
