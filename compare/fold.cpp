@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "probe/record.h"
+
 namespace denpex {
 
 namespace {
@@ -148,6 +150,10 @@ std::string abbreviate_list(const std::string& list, std::size_t max_chars) {
 }
 
 std::string rank_phrase(const std::vector<int>& ranks, const std::vector<std::string>& hosts) {
+  // An image's record (--root) is named as the image, not as a rank of the machine that read it.
+  const std::string image = kImageHostPrefix;
+  if (ranks.size() == 1 && hosts.size() == 1 && hosts[0].compare(0, image.size(), image) == 0)
+    return hosts[0];
   std::string subject = fmt::format("{} {}", ranks.size() == 1 ? "rank" : "ranks",
                                     abbreviate_list(rank_ranges(ranks), kMessageListChars));
   if (hosts.empty()) return subject;

@@ -1,6 +1,7 @@
 #include "compare/judge.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <set>
@@ -12,6 +13,7 @@
 #include "compare/fold.h"
 #include "compare/nccl_env.h"
 #include "compare/vote.h"
+#include "probe/cuda_compat.h"
 
 namespace denpex {
 
@@ -94,9 +96,12 @@ std::string short_list(const std::vector<std::string>& items, std::size_t max) {
   return text;
 }
 
-void nccl_rules(const ConfigGroup& g, LocalFindings* out) {
+// `nccl_required`: false when a baseline pins no NCCL and no rank has one (a host whose jobs run
+// in containers brings no NCCL of its own; the baseline's own rule is that an unpinned part is
+// not checked).
+void nccl_rules(const ConfigGroup& g, bool nccl_required, LocalFindings* out) {
   const NcclInfo& n = g.record.nccl;
-  if (n.status == NcclStatus::missing) {
+  if (n.status == NcclStatus::missing && nccl_required) {
     out->add(g, {"nccl-missing", Severity::error,
                  n.error.empty() ? "resolves no NCCL library (libnccl.so.2)"
                                  : fmt::format("resolves no NCCL library: {}", n.error),
@@ -203,39 +208,104 @@ void driver_rules(const ConfigGroup& g, const JudgeOptions& options, LocalFindin
                  "remove the toolkit's lib64/stubs directory from LD_LIBRARY_PATH (and any "
                  "libcuda.so.1 link to the stub) so the driver's own library is found"});
   }
-  if (!d.library_version.empty() && !d.kernel_module_version.empty() &&
-      d.library_version != d.kernel_module_version) {
+  if (d.status == DriverStatus::version_unknown) {
+    std::string why = d.error.empty() ? "its version is unknown" : d.error;
+    out->add(g, {"cuda-driver-unverified", Severity::warning,
+                 fmt::format("has a driver library {} whose version could not be learnt without "
+                             "loading it; the driver checks (CUDA version, kernel module) were "
+                             "skipped: {}",
+                             d.library, why),
+                 "a driver library whose version is known", d.library,
+                 "as root, make the driver library and its directories root-owned and not "
+                 "writable by others so the probe may load it; in an image, do not ship "
+                 "libcuda.so.1 (the NVIDIA container toolkit mounts the host's)"});
+  }
+  // CUDA forward compatibility (REFERENCE.md "CUDA driver"): the cuda-compat package's newer
+  // user-space libcuda on an older kernel module is supported, on data-center GPUs with a
+  // supported kernel driver branch only. Any other pairing of different versions is the NVML
+  // "Driver/library version mismatch".
+  const bool versions_differ = !d.library_version.empty() && !d.kernel_module_version.empty() &&
+                               d.library_version != d.kernel_module_version;
+  if (versions_differ && d.forward_compat &&
+      compare_driver_versions(d.library_version, d.kernel_module_version) > 0) {
+    out->add(g, {"cuda-driver-forward-compat", Severity::warning,
+                 fmt::format("runs the cuda-compat user-space driver {} ({}) on kernel module {} "
+                             "through CUDA forward compatibility: supported only on data-center "
+                             "GPUs (not GeForce or most workstation GPUs) with a kernel driver of "
+                             "a supported branch; elsewhere CUDA fails with "
+                             "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804)",
+                             d.library_version, d.library, d.kernel_module_version),
+                 d.kernel_module_version, d.library_version,
+                 fmt::format("nothing to do on data-center GPUs; on other GPUs, or to avoid the "
+                             "compat layer, upgrade the host driver to {} or newer, or remove "
+                             "{} from LD_LIBRARY_PATH",
+                             d.library_version,
+                             d.library.substr(0, d.library.find_last_of('/')))});
+  } else if (versions_differ) {
     out->add(g, {"cuda-driver-kernel-mismatch", Severity::error,
                  fmt::format("has user-space driver {} but kernel module {} (NVML: \"Driver/library "
                              "version mismatch\")",
                              d.library_version, d.kernel_module_version),
                  d.kernel_module_version, d.library_version,
-                 fmt::format("reboot (or reload the nvidia kernel modules) after the driver "
-                             "update, or install user-space driver {} to match the module; do "
-                             "not bake libcuda into container images",
-                             d.kernel_module_version)});
+                 d.forward_compat
+                     ? fmt::format("the cuda-compat library {} is older than the kernel module "
+                                   "{}: forward compatibility only goes forward; remove its "
+                                   "directory from LD_LIBRARY_PATH so the host's driver is used",
+                                   d.library, d.kernel_module_version)
+                     : fmt::format("reboot (or reload the nvidia kernel modules) after the driver "
+                                   "update, or install user-space driver {} to match the module; "
+                                   "do not bake libcuda into container images",
+                                   d.kernel_module_version)});
   }
   if (d.status != DriverStatus::ok || d.cuda_version.empty()) return;
-  auto too_old = [&](const std::string& what, const std::string& built_for) {
+  const std::string driver_name =
+      d.library_version.empty() ? "the driver" : "driver " + d.library_version;
+  // NVIDIA's CUDA compatibility rules (probe/cuda_compat.h): newer than the driver's CUDA but
+  // in its major family and above the family's minimum driver runs through minor version
+  // compatibility; newer than the family, or below its minimum, does not run.
+  auto judge_build = [&](const std::string& what, const std::string& built_for) {
+    CudaCompat c = cuda_compat(built_for, d.cuda_version, d.library_version);
+    int major = std::atoi(built_for.c_str());
+    std::string minimum = minor_compat_minimum_driver(major);
+    if (c == CudaCompat::minor) {
+      out->add(g, {"cuda-driver-minor-compat", Severity::warning,
+                   fmt::format("has {} built for CUDA {} on {} (CUDA {}): runs through minor "
+                               "version compatibility (CUDA {}.x on a driver {} or newer), without "
+                               "JIT compilation of PTX newer than CUDA {}",
+                               what, built_for, driver_name, d.cuda_version, major, minimum,
+                               d.cuda_version),
+                   fmt::format("a driver for CUDA {} or newer", built_for),
+                   fmt::format("CUDA {}", d.cuda_version),
+                   fmt::format("nothing to do for builds that ship code for their GPUs (NCCL, "
+                               "PyTorch wheels); for the full CUDA {} feature set upgrade the "
+                               "driver to one for CUDA {}",
+                               built_for, built_for)});
+      return;
+    }
+    if (c != CudaCompat::too_old) return;
+    std::string detail;
+    if (major == std::atoi(d.cuda_version.c_str()) && !minimum.empty())
+      detail = fmt::format(", and it is below {}, the minimum driver for CUDA {}.x minor version "
+                           "compatibility",
+                           minimum, major);
+    else if (!minimum.empty())
+      detail = fmt::format(" (CUDA {}.x needs a driver of that family: {} or newer)", major,
+                           minimum);
     out->add(g, {"cuda-driver-too-old", Severity::error,
-                 fmt::format("has {} built for CUDA {} but the driver{} supports CUDA {} at most",
-                             what, built_for,
-                             d.library_version.empty() ? "" : " " + d.library_version,
-                             d.cuda_version),
+                 fmt::format("has {} built for CUDA {} but {} supports CUDA {} at most{}", what,
+                             built_for, driver_name, d.cuda_version, detail),
                  fmt::format("a driver for CUDA {} or newer", built_for),
                  fmt::format("CUDA {}", d.cuda_version),
-                 fmt::format("upgrade the NVIDIA driver to one that supports CUDA {}, or install a "
-                             "build of {} for CUDA {}",
-                             built_for, what, d.cuda_version)});
+                 fmt::format("upgrade the NVIDIA driver to one that supports CUDA {}{}, or install "
+                             "a build of {} for CUDA {}",
+                             built_for,
+                             minimum.empty() ? "" : fmt::format(" (at least {})", minimum), what,
+                             d.cuda_version)});
   };
-  if (nccl_found(r.nccl) && !r.nccl.cuda_build.empty() &&
-      compare_cuda_versions(r.nccl.cuda_build, d.cuda_version) > 0) {
-    too_old(fmt::format("NCCL {}", nccl_version_of(r.nccl)), r.nccl.cuda_build);
-  }
-  if (r.torch.status == TorchStatus::ok && !r.torch.cuda.empty() &&
-      compare_cuda_versions(r.torch.cuda, d.cuda_version) > 0) {
-    too_old(fmt::format("PyTorch {}", r.torch.version), r.torch.cuda);
-  }
+  if (nccl_found(r.nccl) && !r.nccl.cuda_build.empty())
+    judge_build(fmt::format("NCCL {}", nccl_version_of(r.nccl)), r.nccl.cuda_build);
+  if (r.torch.status == TorchStatus::ok && !r.torch.cuda.empty())
+    judge_build(fmt::format("PyTorch {}", r.torch.version), r.torch.cuda);
 }
 
 // Hostile-input fix (issue 6): a PyTorch whose version cannot be read (version.py empty,
@@ -444,6 +514,52 @@ void nccl_version_rules(const std::vector<ConfigGroup>& groups, const Baseline* 
   }
 }
 
+// PyTorch absent where the baseline pins it, or absent from an image compared with a host
+// record that has it: the job would fail at `import torch`, or the probe looked in the wrong
+// place (an unusual Python layout). A warning, since only the second can be told from here.
+void torch_missing_rule(const std::vector<ConfigGroup>& groups, const Baseline* baseline,
+                        std::vector<Finding>* out) {
+  std::string reference, reference_who;
+  if (baseline && !baseline->torch_version.empty()) {
+    reference = baseline->torch_version;
+    reference_who = baseline->source.empty() ? "the baseline pins"
+                                             : "baseline " + baseline->source + " pins";
+  } else {
+    for (const auto& g : groups) {
+      if (g.record.mode == "static" || g.record.torch.status != TorchStatus::ok ||
+          g.record.torch.version.empty())
+        continue;
+      reference = g.record.torch.version;
+      reference_who = fmt::format("{} {}", rank_phrase(g.ranks, g.hosts),
+                                  g.ranks.size() == 1 ? "runs" : "run");
+      break;
+    }
+  }
+  if (reference.empty()) return;
+  const bool against_baseline = baseline && !baseline->torch_version.empty();
+  for (const auto& g : groups) {
+    if (g.record.torch.status != TorchStatus::missing) continue;
+    if (!against_baseline && g.record.mode != "static") continue;
+    Finding f;
+    f.code = "torch-missing";
+    f.severity = Severity::warning;
+    f.ranks = g.ranks;
+    for (const auto& h : g.hosts)
+      if (!h.empty() && std::find(f.hosts.begin(), f.hosts.end(), h) == f.hosts.end())
+        f.hosts.push_back(h);
+    f.expected = "PyTorch " + reference;
+    f.found = "no PyTorch";
+    f.message = fmt::format("{} {} no PyTorch, {} PyTorch {}", rank_phrase(g.ranks, g.hosts),
+                            g.ranks.size() == 1 ? "has" : "have", reference_who, reference);
+    f.fix = fmt::format(
+        "install PyTorch {} where the job runs (in the image, or in the Python environment of "
+        "the job); if it is installed in a place the probe does not search, name its "
+        "site-packages with --site-packages",
+        reference);
+    out->push_back(std::move(f));
+  }
+}
+
 void torch_version_rule(const std::vector<ConfigGroup>& groups, const Baseline* baseline,
                         std::vector<Finding>* out) {
   Attribute a{"torch-version-mismatch", Severity::error, "the PyTorch version", "runs", "run",
@@ -461,6 +577,7 @@ void torch_version_rule(const std::vector<ConfigGroup>& groups, const Baseline* 
   const std::string* pinned =
       baseline && !baseline->torch_version.empty() ? &baseline->torch_version : nullptr;
   judge_attribute(a, groups, value_of, baseline, pinned, out);
+  torch_missing_rule(groups, baseline, out);
 }
 
 void driver_version_rules(const std::vector<ConfigGroup>& groups, const Baseline* baseline,
@@ -610,9 +727,16 @@ std::vector<Finding> judge(const std::vector<ConfigGroup>& all_groups,
       if (!g.ranks.empty()) groups.push_back(g);
     normalize_groups(&groups);
 
+    const Baseline* baseline = options.baseline;
+    const bool any_nccl = std::any_of(groups.begin(), groups.end(), [](const ConfigGroup& g) {
+      return nccl_found(g.record.nccl);
+    });
+    const bool nccl_required =
+        any_nccl || !baseline || !baseline->nccl_version.empty() ||
+        !baseline->nccl_cuda_build.empty();
     LocalFindings local;
     for (const auto& g : groups) {
-      nccl_rules(g, &local);
+      nccl_rules(g, nccl_required, &local);
       torch_nccl_rules(g, &local);
       driver_rules(g, options, &local);
       torch_rules(g, &local);
@@ -621,7 +745,6 @@ std::vector<Finding> judge(const std::vector<ConfigGroup>& all_groups,
     timeout_rule(missing, &local);
     local.emit(&findings);
 
-    const Baseline* baseline = options.baseline;
     nccl_version_rules(groups, baseline, &findings);
     torch_version_rule(groups, baseline, &findings);
     driver_version_rules(groups, baseline, &findings);

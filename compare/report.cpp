@@ -66,6 +66,11 @@ std::string configuration_line(const ConfigGroup& g) {
   std::string torch = r.torch.status == TorchStatus::ok      ? fmt::format("torch {}", r.torch.version)
                       : r.torch.status == TorchStatus::error ? std::string("torch unreadable")
                                                              : std::string("no torch");
+  // A CPU build loads no NCCL: the NCCL shown is the system's, not PyTorch's.
+  if (r.torch.status == TorchStatus::ok && r.torch.build == "cpu") {
+    torch = fmt::format("PyTorch {}, CPU build: uses no NCCL", r.torch.version);
+    if (nccl_found(r.nccl)) nccl += " (not used by PyTorch)";
+  }
   std::string driver;
   if (r.cuda_driver.status == DriverStatus::ok) {
     driver = fmt::format("driver {}{}", r.cuda_driver.library_version,

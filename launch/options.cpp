@@ -44,6 +44,8 @@ ParseStatus parse_options(int argc, char** argv, Options* out) {
   app.add_option("--root", out->root,
                  "Inspect a filesystem tree (an unpacked container image) statically: nothing "
                  "in it is executed or loaded");
+  app.add_option("--image-name", out->image_name,
+                 "With --root: the name findings give the image (default: the --root path)");
   app.add_option("--timeout", out->timeout,
                  "Bound on the whole run in seconds; hung steps are cut off, ranks that have not "
                  "reported are named (default: 30)")
@@ -81,6 +83,10 @@ ParseStatus parse_options(int argc, char** argv, Options* out) {
   if (compare->parsed()) out->mode = RunMode::compare;
   else if (collectives->parsed()) out->mode = RunMode::collectives;
   else if (!out->root.empty()) out->mode = RunMode::root;
+  if (!out->image_name.empty() && out->root.empty()) {
+    std::cerr << "denpex-probe: --image-name needs --root (it names the image read there)\n";
+    return ParseStatus::usage;
+  }
   if (out->mode != RunMode::probe && out->mode != RunMode::root && !out->root.empty()) {
     std::cerr << "denpex-probe: --root cannot be combined with a subcommand\n";
     return ParseStatus::usage;

@@ -22,6 +22,7 @@ struct Options {
   std::string write_baseline;             // --write-baseline
   std::vector<std::string> site_packages; // --site-packages (repeatable)
   std::string root;                       // --root
+  std::string image_name;                 // --image-name (with --root; "" = the --root path)
   std::string prometheus;                 // --prometheus FILE (node_exporter textfile)
   double timeout = 30.0;                  // --timeout seconds for the whole run
   bool require_gpu = false;               // --require-gpu

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <thread>
 
@@ -25,11 +26,30 @@ double step_timeout_for(double timeout) { return std::clamp(timeout / 4.0, 0.25,
 
 namespace {
 
+std::string host_name() {
+  char h[256] = {};
+  ::gethostname(h, sizeof h - 1);
+  return h;
+}
+
+// SLURM_PROCID, the task's rank in a Slurm step: alone in a multi-task step (no MPI in a
+// container image), each task writes `--rank-report DIR/%h-%r.json` for a later `compare`, so
+// each needs its own rank. 0 outside Slurm or when the variable does not parse.
+int slurm_task_rank() {
+  const char* v = std::getenv("SLURM_PROCID");
+  if (!v || !*v) return 0;
+  char* end = nullptr;
+  long rank = std::strtol(v, &end, 10);
+  return *end == '\0' && rank >= 0 && rank <= 1L << 30 ? static_cast<int>(rank) : 0;
+}
+
 ProbeOptions probe_options(const Options& o) {
   ProbeOptions p;
   p.env = current_environment();
   p.site_packages = o.site_packages;
   p.root = o.root.empty() ? "/" : o.root;
+  p.image_name = o.image_name;
+  p.pid = static_cast<long>(::getpid());  // the rank's pid, even when a child probes
   p.step_timeout = step_timeout_for(o.timeout);
   p.running_as_root = ::geteuid() == 0;
   return p;
@@ -39,7 +59,9 @@ ProbeOptions probe_options(const Options& o) {
 bool write_rank_report(const Options& o, const RankRecord& r) {
   if (o.rank_report.empty()) return true;
   std::string error;
-  std::string path = expand_report_path(o.rank_report, r.rank, r.host);
+  // An image's record is named "image <name>"; %h stays this machine's name in a path.
+  const bool image = r.host.rfind(kImageHostPrefix, 0) == 0;
+  std::string path = expand_report_path(o.rank_report, r.rank, image ? host_name() : r.host);
   // Non-UTF-8 bytes become U+FFFD rather than an exception (issue 6; see configuration_json).
   const std::string text =
       nlohmann::json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
@@ -58,12 +80,6 @@ bool load_baseline_or_say(const Options& o, Baseline* b, bool* have) {
   return false;
 }
 
-std::string host_name() {
-  char h[256] = {};
-  ::gethostname(h, sizeof h - 1);
-  return h;
-}
-
 }  // namespace
 
 int run_single(const Options& o) {
@@ -75,6 +91,7 @@ int run_single(const Options& o) {
     return 2;
   }
   RankRecord r = probe_rank(probe_options(o));
+  if (o.root.empty()) r.rank = slurm_task_rank();
   if (!write_rank_report(o, r)) return 2;
   JobResult job;
   job.groups = group_records({r});

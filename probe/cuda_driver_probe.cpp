@@ -1,10 +1,14 @@
 #include "probe/cuda_driver_probe.h"
 
+#include <sys/stat.h>
+
 #include <cctype>
 #include <cstdlib>
 
 #include <fmt/format.h>
 
+#include "probe/cuda_compat.h"
+#include "probe/elf_file.h"
 #include "probe/isolated_call.h"
 #include "probe/trust.h"
 #include "probe/version_call.h"
@@ -14,6 +18,12 @@ namespace denpex {
 namespace {
 
 constexpr int kCudaErrorStubLibrary = 34;
+
+// The toolkit's stub (lib/stubs/libcuda.so) is about 100 KB and is built from stub.c, whose
+// name its symbol table keeps; a real driver is tens of MB. A small file in a stubs/ directory
+// is taken as the stub too (a stripped copy), but the location alone never decides: a stub
+// copied to /usr/lib as libcuda.so.1 is still the stub.
+constexpr long long kStubMaxBytes = 2 << 20;
 
 bool is_version(const std::string& s) {
   if (s.empty() || !std::isdigit(static_cast<unsigned char>(s[0]))) return false;
@@ -37,6 +47,24 @@ std::string ask_driver(const std::string& path) {
 }
 
 }  // namespace
+
+bool is_toolkit_stub(const std::string& host_file, const std::string& view_path) {
+  for (const auto& source : source_file_symbols(host_file))
+    if (source == "stub.c") return true;
+  struct stat st {};
+  if (::stat(host_file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  return view_path.find("/stubs/") != std::string::npos && st.st_size < kStubMaxBytes &&
+         driver_version_from_filename(view_path).empty();
+}
+
+bool in_cuda_compat_dir(const std::string& path) {
+  // cuda-compat installs into /usr/local/cuda-X.Y/compat/ (NGC images: compat/lib.real, reached
+  // through compat/lib).
+  size_t at = path.find("/compat/");
+  if (at == std::string::npos) return false;
+  size_t dir = path.rfind('/', at == 0 ? 0 : at - 1);
+  return dir != std::string::npos && path.compare(dir + 1, 4, "cuda") == 0;
+}
 
 std::string driver_version_from_filename(const std::string& path) {
   std::string base = path.substr(path.find_last_of('/') + 1);
@@ -95,17 +123,34 @@ CudaDriverInfo probe_cuda_driver(const ProbeContext& ctx, std::vector<std::strin
   }
   d.library = res.real_path;
   d.library_version = driver_version_from_filename(d.library);
-  const bool in_stubs = d.library.find("/stubs/") != std::string::npos;
+  d.forward_compat = in_cuda_compat_dir(d.library);
   const std::string host = host_path(ctx.loader.fs, d.library);
   TrustCheck trust = check_trusted(host, ctx.running_as_root);
   if (!ctx.allow_load || !trust.trusted) {
     if (!trust.trusted && untrusted)
       untrusted->push_back(fmt::format("{} ({})", d.library, trust.reason));
-    // Without loading it only the file's name and place speak: the toolkit installs its stub as
-    // .../stubs/libcuda.so, a real driver as libcuda.so.<version>.
-    d.status = in_stubs ? DriverStatus::stub : DriverStatus::ok;
-    if (d.status == DriverStatus::ok && d.library_version.empty())
-      d.error = "not loaded; no version in the file name";
+    const char* why = !ctx.allow_load ? "read from the image, not loaded"
+                                      : "read, not loaded (writable by another user)";
+    // Without loading it the file speaks for itself: the stub by its contents, a real driver
+    // by its file name (libcuda.so.<driver version>), and the CUDA version that driver
+    // supports by NVIDIA's table.
+    if (is_toolkit_stub(host, d.library)) {
+      d.status = DriverStatus::stub;
+      d.error = fmt::format("{} is the CUDA toolkit's stub driver (built from stub.c, {}); "
+                            "every CUDA call would return CUDA_ERROR_STUB_LIBRARY",
+                            d.library, why);
+      return d;
+    }
+    if (d.library_version.empty()) {
+      d.status = DriverStatus::version_unknown;
+      d.error = fmt::format("{}: {}; its file name carries no driver version, so the CUDA "
+                            "version it supports is unknown",
+                            d.library, why);
+      return d;
+    }
+    d.status = DriverStatus::ok;
+    d.cuda_version = cuda_version_for_driver(d.library_version);
+    if (!d.cuda_version.empty()) d.cuda_version_from = "driver-table";
     return d;
   }
   IsolatedResult r = run_isolated([&] { return ask_driver(host); }, ctx.step_timeout);
@@ -137,6 +182,7 @@ CudaDriverInfo probe_cuda_driver(const ProbeContext& ctx, std::vector<std::strin
   d.status = DriverStatus::ok;
   d.driver_api_version = v;
   d.cuda_version = cuda_version_from_code(v);
+  if (!d.cuda_version.empty()) d.cuda_version_from = "cuDriverGetVersion";
   return d;
 }
 

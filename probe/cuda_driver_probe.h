@@ -12,11 +12,21 @@
 
 namespace denpex {
 
-// Never throws. status: ok (real driver answered), missing (no libcuda.so.1), stub (the toolkit
-// stub, from the answer 34 or, when not loaded, its stubs/ location), error (any other failure,
-// hang or crash; `error` says which). Under --root a missing driver is normal: images get the
-// host's driver injected at run time.
+// Never throws. status: ok (real driver answered; or, read statically, its file name gave the
+// driver version and cuda_version comes from NVIDIA's table), missing (no libcuda.so.1), stub
+// (the toolkit stub: the answer 34 or, when not loaded, its contents), version_unknown (read
+// statically, no version in its real file name), error (any other failure, hang or crash;
+// `error` says which). Under --root a missing driver is normal: images get the host's driver
+// injected at run time.
 CudaDriverInfo probe_cuda_driver(const ProbeContext& ctx, std::vector<std::string>* untrusted);
+
+// True when `host_file` (seen as `view_path`) is the CUDA toolkit's stub libcuda: its symbol
+// table names stub.c, or it is a small file (< 2 MB) in a stubs/ directory without a version in
+// its name. A real driver is tens of MB. False when unreadable.
+bool is_toolkit_stub(const std::string& host_file, const std::string& view_path);
+
+// True when `path` lies in the cuda-compat package's directory (.../cuda*/compat/...).
+bool in_cuda_compat_dir(const std::string& path);
 
 // "550.54.15" from "/usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15"; "" when the name has no
 // version (libcuda.so, libcuda.so.1).

@@ -370,4 +370,41 @@ std::vector<std::string> find_strings(const std::string& path, const std::string
   return out;
 }
 
+std::vector<std::string> source_file_symbols(const std::string& path, size_t max) {
+  std::vector<std::string> out;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return out;
+  File f(path);
+  if (f.fd() < 0) return out;
+  const uint64_t file_size = static_cast<uint64_t>(st.st_size);
+  Elf64_Ehdr eh{};
+  if (file_size < sizeof eh || !f.read(0, &eh, sizeof eh) ||
+      std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64)
+    return out;
+  Sections sec;
+  ElfInfo ignored;
+  if (!read_sections(f, eh, file_size, &sec, &ignored)) return out;
+  for (const auto& s : sec.headers) {
+    if (s.sh_type != SHT_SYMTAB || s.sh_link >= sec.headers.size()) continue;
+    const Elf64_Shdr& strtab = sec.headers[s.sh_link];
+    std::vector<char> strings, symbols;
+    // STT_FILE entries are local symbols, which come first: the head of the table suffices.
+    uint64_t bytes = std::min<uint64_t>(s.sh_size, 65536 * sizeof(Elf64_Sym));
+    bytes -= bytes % sizeof(Elf64_Sym);
+    if (!read_table(f, strtab.sh_offset, strtab.sh_size, file_size, &strings) ||
+        !read_table(f, s.sh_offset, bytes, file_size, &symbols))
+      return out;
+    for (uint64_t off = 0; off + sizeof(Elf64_Sym) <= symbols.size(); off += sizeof(Elf64_Sym)) {
+      Elf64_Sym sym{};
+      std::memcpy(&sym, symbols.data() + off, sizeof sym);
+      if (ELF64_ST_TYPE(sym.st_info) != STT_FILE) continue;
+      std::string name = string_at(strings, sym.st_name);
+      if (!name.empty()) out.push_back(name);
+      if (out.size() >= max) return out;
+    }
+    return out;
+  }
+  return out;
+}
+
 }  // namespace denpex

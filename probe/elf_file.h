@@ -62,4 +62,9 @@ ElfInfo read_elf(const std::string& path, bool symbols);
 std::vector<std::string> find_strings(const std::string& path, const std::string& needle,
                                       uint64_t max_scan = 512ull << 20);
 
+// The source file names a linker kept in the full symbol table (.symtab STT_FILE entries, e.g.
+// "stub.c"), at most `max` of them. Empty when the file is unreadable, not a 64-bit ELF, or
+// stripped of .symtab (release builds of real libraries usually are).
+std::vector<std::string> source_file_symbols(const std::string& path, size_t max = 256);
+
 }  // namespace denpex

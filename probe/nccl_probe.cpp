@@ -1,9 +1,11 @@
 #include "probe/nccl_probe.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include <fmt/format.h>
 
+#include "probe/elf_file.h"
 #include "probe/isolated_call.h"
 #include "probe/nccl_version.h"
 #include "probe/trust.h"
@@ -69,6 +71,22 @@ NcclInfo inspect_nccl(const ProbeContext& ctx, const Resolution& res,
   if (!ctx.allow_load || !trust.trusted) {
     if (!trust.trusted && untrusted)
       untrusted->push_back(fmt::format("{} ({})", n.path, trust.reason));
+    // What the live check learns from dlsym, the symbol table says too: a library without
+    // ncclGetVersion is no NCCL a program could use. (An unreadable symbol table proves
+    // nothing either way.)
+    ElfInfo elf = read_elf(host, true);
+    const bool exports_get_version =
+        elf.status != ElfStatus::ok || elf.dynsyms.empty() ||
+        std::any_of(elf.dynsyms.begin(), elf.dynsyms.end(), [](const ElfSymbol& s) {
+          return s.defined && s.name == "ncclGetVersion";
+        });
+    if (!exports_get_version) {
+      n.status = NcclStatus::unloadable;
+      n.error = fmt::format("{} does not export ncclGetVersion: not an NCCL library (read "
+                            "statically)",
+                            n.path);
+      return n;
+    }
     n.status = NcclStatus::not_loaded;
     n.version = n.static_version;
     NcclVersion v = parse_nccl_literal("NCCL version " + n.version);

@@ -53,6 +53,12 @@ RankRecord probe_rank(const ProbeOptions& o) {
   r.mode = image ? "static" : "live";
   if (image) r.root = o.root;
   fill_identity(ctx, &r);
+  if (o.pid > 0) r.pid = o.pid;
+  if (image) {
+    // A record of an image, not of this machine: findings name it as the image.
+    r.host = kImageHostPrefix + (o.image_name.empty() ? o.root : o.image_name);
+    r.container = true;
+  }
   if (ctx.loader.cache.status == LdCacheStatus::malformed)
     r.probe_errors.push_back(fmt::format("{}: {}", host_path(fs, "/etc/ld.so.cache"),
                                          ctx.loader.cache.error));

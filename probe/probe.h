@@ -15,6 +15,10 @@ struct ProbeOptions {
   std::map<std::string, std::string> env;   // the environment to probe (normally environ)
   std::vector<std::string> site_packages;   // --site-packages, in order
   std::string root = "/";                   // --root: static inspection of this tree
+  std::string image_name;                   // --image-name: how findings name that tree
+                                            // ("" = the root path)
+  long pid = 0;                             // the rank's pid for the record (0 = this process;
+                                            // callers that probe in a forked child pass theirs)
   double step_timeout = 10.0;               // seconds for one isolated load or driver call
   bool running_as_root = false;             // geteuid() == 0
   // Where the kernel module's version is read; tests point these at fixtures.

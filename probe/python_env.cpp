@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 
 #include "probe/text.h"
 
@@ -28,6 +29,47 @@ std::string first_line(const FsView& fs, const std::string& view) {
   return text;
 }
 
+// The site-packages of an interpreter installed at `prefix`; Debian's /usr adds /usr/local (pip
+// as root) and /usr/lib/python3/dist-packages (packages).
+std::vector<std::string> interpreter_site_dirs(const FsView& fs, const std::string& prefix) {
+  std::vector<std::string> out = prefix_site_dirs(fs, prefix);
+  if (prefix == "/usr") {
+    for (auto& d : prefix_site_dirs(fs, "/usr/local")) out.push_back(d);
+    if (is_dir(fs, "/usr/lib/python3/dist-packages"))
+      out.push_back("/usr/lib/python3/dist-packages");
+  }
+  return out;
+}
+
+// A venv's own site-packages, then, when its pyvenv.cfg says `include-system-site-packages =
+// true`, those of the base interpreter it names with `home = <prefix>/bin` (Python's site.py
+// appends them after the venv's).
+std::vector<SitePackagesDir> venv_site_dirs(const FsView& fs, const std::string& venv,
+                                            const std::string& source) {
+  std::vector<SitePackagesDir> out;
+  for (auto& d : prefix_site_dirs(fs, venv)) out.push_back({d, source});
+  std::string text;
+  if (!read_small_file(fs, join_path(venv, "pyvenv.cfg"), 64 * 1024, &text, nullptr)) return out;
+  std::string home;
+  bool system = false;
+  for (const std::string& line : split_lines(text)) {
+    size_t eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    std::string key = trim(line.substr(0, eq));
+    std::string value = trim(line.substr(eq + 1));
+    if (key == "home") home = value;
+    if (key == "include-system-site-packages") {
+      std::transform(value.begin(), value.end(), value.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      system = value == "true";
+    }
+  }
+  if (!system || home.empty() || home[0] != '/') return out;
+  for (auto& d : interpreter_site_dirs(fs, dir_name(home)))
+    out.push_back({d, source + " (base interpreter, include-system-site-packages)"});
+  return out;
+}
+
 // The interpreter prefix (or venv) behind the python3 first on PATH.
 std::vector<SitePackagesDir> from_path_python(const ProbeContext& ctx) {
   std::vector<SitePackagesDir> out;
@@ -38,10 +80,8 @@ std::vector<SitePackagesDir> from_path_python(const ProbeContext& ctx) {
     if (!is_file(fs, exe)) continue;
     std::string bin_parent = dir_name(dir);
     // A venv: bin/python3 is a symlink to the base interpreter, pyvenv.cfg marks the venv.
-    if (is_file(fs, join_path(bin_parent, "pyvenv.cfg"))) {
-      for (auto& d : prefix_site_dirs(fs, bin_parent)) out.push_back({d, "python3 on PATH (venv)"});
-      return out;
-    }
+    if (is_file(fs, join_path(bin_parent, "pyvenv.cfg")))
+      return venv_site_dirs(fs, bin_parent, "python3 on PATH (venv)");
     // A pyenv shim is a shell script; the version it runs is in PYENV_VERSION or the version
     // file of its root.
     if (base_name(dir) == "shims") {
@@ -58,13 +98,7 @@ std::vector<SitePackagesDir> from_path_python(const ProbeContext& ctx) {
     Resolved real = resolve(fs, exe);
     if (real.status != ResolveStatus::ok) continue;
     std::string prefix = dir_name(dir_name(real.path));
-    for (auto& d : prefix_site_dirs(fs, prefix)) out.push_back({d, "python3 on PATH"});
-    if (prefix == "/usr") {
-      // Debian: pip installs as root go to /usr/local, packages to /usr/lib/python3.
-      for (auto& d : prefix_site_dirs(fs, "/usr/local")) out.push_back({d, "python3 on PATH"});
-      if (is_dir(fs, "/usr/lib/python3/dist-packages"))
-        out.push_back({"/usr/lib/python3/dist-packages", "python3 on PATH"});
-    }
+    for (auto& d : interpreter_site_dirs(fs, prefix)) out.push_back({d, "python3 on PATH"});
     return out;
   }
   return out;
@@ -107,7 +141,7 @@ std::vector<SitePackagesDir> find_site_packages(const ProbeContext& ctx) {
     std::string prefix = env_value(ctx, var);
     if (!prefix.empty() && prefix[0] != '/') prefix = join_path(ctx.loader.cwd, prefix);
     if (!prefix.empty())
-      for (auto& d : prefix_site_dirs(fs, prefix)) all.push_back({d, var});
+      for (auto& d : venv_site_dirs(fs, prefix, var)) all.push_back(d);
   }
   for (auto& d : from_path_python(ctx)) all.push_back(d);
   std::string home = env_value(ctx, "HOME");

@@ -34,6 +34,7 @@ const char* to_string(DriverStatus s) {
     case DriverStatus::missing: return "missing";
     case DriverStatus::stub: return "stub";
     case DriverStatus::error: return "error";
+    case DriverStatus::version_unknown: return "version-unknown";
   }
   return "missing";
 }
@@ -100,6 +101,7 @@ json body_json(const RankRecord& r) {
   put(t, "path", r.torch.path);
   put(t, "site_packages", r.torch.site_packages);
   put(t, "libtorch_cuda", r.torch.libtorch_cuda);
+  put(t, "build", r.torch.build);
   put(t, "error", r.torch.error);
   if (r.torch.status == TorchStatus::ok) {
     json tn = json::object();
@@ -130,6 +132,8 @@ json body_json(const RankRecord& r) {
 
   json d = {{"status", to_string(r.cuda_driver.status)}};
   put(d, "cuda_version", r.cuda_driver.cuda_version);
+  put(d, "cuda_version_from", r.cuda_driver.cuda_version_from);
+  if (r.cuda_driver.forward_compat) d["forward_compat"] = true;
   if (r.cuda_driver.driver_api_version) d["driver_api_version"] = r.cuda_driver.driver_api_version;
   put(d, "library", r.cuda_driver.library);
   put(d, "library_version", r.cuda_driver.library_version);
@@ -277,6 +281,7 @@ bool record_from_json(const json& j, RankRecord* out, std::string* error) {
       r.torch.path = str(t, "path");
       r.torch.site_packages = str(t, "site_packages");
       r.torch.libtorch_cuda = str(t, "libtorch_cuda");
+      r.torch.build = str(t, "build");
       r.torch.error = str(t, "error");
       if (t.contains("nccl") && t.at("nccl").is_object()) {
         const json& tn = t.at("nccl");
@@ -299,9 +304,12 @@ bool record_from_json(const json& j, RankRecord* out, std::string* error) {
       const json& d = j.at("cuda_driver");
       r.cuda_driver.status = enum_from(
           d, "status",
-          {DriverStatus::ok, DriverStatus::missing, DriverStatus::stub, DriverStatus::error},
+          {DriverStatus::ok, DriverStatus::missing, DriverStatus::stub, DriverStatus::error,
+           DriverStatus::version_unknown},
           DriverStatus::missing);
       r.cuda_driver.cuda_version = str(d, "cuda_version");
+      r.cuda_driver.cuda_version_from = str(d, "cuda_version_from");
+      r.cuda_driver.forward_compat = d.value("forward_compat", false);
       r.cuda_driver.driver_api_version =
           static_cast<int>(integer(d, "driver_api_version", 0, 0, INT_MAX));
       r.cuda_driver.library = str(d, "library");

@@ -59,6 +59,8 @@ struct TorchInfo {
   std::string path;         // the torch package directory
   std::string site_packages;
   std::string libtorch_cuda;  // path of libtorch_cuda.so, "" for CPU builds
+  std::string build;          // "cuda" (has libtorch_cuda.so), "cpu" (none: uses no NCCL),
+                              // "" when unknown (status not ok)
   TorchNccl nccl;            // what libtorch_cuda.so would really load (or has linked in)
   TorchNccl bundled;         // the NCCL wheel installed for this torch (nvidia/nccl/lib), even
                              // when something else wins; empty when there is none
@@ -73,16 +75,24 @@ struct AbiCheck {
   std::vector<std::string> missing;           // of those, not exported by `library` (sorted)
 };
 
-// cuda_driver.status per the contract: ok, missing, stub (CUDA_ERROR_STUB_LIBRARY = 34), error.
-enum class DriverStatus { ok, missing, stub, error };
+// cuda_driver.status per the contract: ok, missing, stub (CUDA_ERROR_STUB_LIBRARY = 34, or the
+// toolkit's stub recognised by its contents), error; and version_unknown ("version-unknown"): a
+// driver library read statically (under --root, or as root from a path others can write) whose
+// version cannot be learnt without loading it (no version in its real file name).
+enum class DriverStatus { ok, missing, stub, error, version_unknown };
 
 struct CudaDriverInfo {
   DriverStatus status = DriverStatus::missing;
-  std::string cuda_version;            // "12.4" from cuDriverGetVersion; "" when unknown
+  std::string cuda_version;            // "12.4" from cuDriverGetVersion, or (read statically)
+                                       // from library_version by NVIDIA's driver table
+                                       // (probe/cuda_compat.h); "" when unknown
+  std::string cuda_version_from;       // "cuDriverGetVersion" or "driver-table"; "" when unknown
   int driver_api_version = 0;          // raw cuDriverGetVersion value (12040)
   std::string library;                 // real path of the libcuda.so.1 that resolves
   std::string library_version;         // "550.54.15" from the real file name
   std::string kernel_module_version;   // /sys/module/nvidia/version or /proc/driver/nvidia/version
+  bool forward_compat = false;         // the library is the cuda-compat package's (a "compat"
+                                       // directory of a CUDA toolkit: CUDA forward compatibility)
   std::string error;
 };
 
@@ -104,12 +114,13 @@ struct PluginInfo {
 struct RankRecord {
   // Identity fields: excluded from configuration digests.
   int rank = 0;
-  std::string host;
-  long pid = 0;
+  std::string host;            // host name; for an image (--root) "image <name or path>"
+  long pid = 0;                // the rank's process (not the probe's isolated child)
 
   std::string probe_version;   // denpex-probe version that wrote this record
   std::string arch;            // "x86_64", "aarch64"
-  bool container = false;      // /.dockerenv, /run/.containerenv, container= env
+  bool container = false;      // /.dockerenv, /run/.containerenv, container= env; always
+                               // true under --root (the record of an image)
   std::string mode;            // "live" or "static" (--root)
   std::string root;            // the --root directory, "" for live probes
 
@@ -133,6 +144,10 @@ const char* to_string(NcclStatus s);
 const char* to_string(TorchStatus s);
 const char* to_string(DriverStatus s);
 const char* to_string(PluginStatus s);
+
+// The `host` of a record probed under --root starts with this: findings then name the image
+// ("image /srv/pytorch.tar") instead of "rank 1 on <the machine that read it>".
+constexpr const char* kImageHostPrefix = "image ";
 
 void to_json(nlohmann::json& j, const RankRecord& r);
 

@@ -14,9 +14,11 @@ namespace denpex {
 // NCCL_* variables of ctx.env (DENPEX_* and other variables are never recorded).
 std::map<std::string, std::string> nccl_env_settings(const ProbeContext& ctx);
 
-// NCCL_* assignments from the configuration files NCCL reads, later files overriding earlier
-// ones the way NCCL applies them (environment variables win over both; the caller keeps them
-// apart so a report can say where a setting came from). Unreadable files are skipped.
+// NCCL_* assignments from the configuration files NCCL reads, as NCCL applies them: the user
+// file (NCCL_CONF_FILE, else ~/.nccl.conf) first, then /etc/nccl.conf, and a variable already
+// set is never overwritten, so the first file that sets it wins (environment variables win over
+// both; the caller keeps them apart so a report can say where a setting came from). Unreadable
+// files are skipped.
 std::map<std::string, std::string> nccl_conf_settings(const ProbeContext& ctx);
 
 // Parses "KEY=VALUE" lines ('#' comments, blank lines, surrounding spaces ignored).

@@ -159,7 +159,11 @@ TorchProbe probe_torch(const ProbeContext& ctx, const std::vector<SitePackagesDi
   }
 
   Resolved lib = resolve(fs, join_path(t.path, "lib/libtorch_cuda.so"));
-  if (lib.status != ResolveStatus::ok) return out;  // a CPU build: no NCCL involved
+  if (lib.status != ResolveStatus::ok) {
+    t.build = "cpu";  // no libtorch_cuda.so: uses no NCCL
+    return out;
+  }
+  t.build = "cuda";
   t.libtorch_cuda = lib.path;
   ElfInfo elf = read_elf(host_path(fs, lib.path), true);
   if (elf.status != ElfStatus::ok) {

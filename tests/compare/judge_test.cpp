@@ -205,18 +205,169 @@ TEST_CASE("cuda-driver-kernel-mismatch") {
   CHECK(f.found == "580.65.06");
 }
 
-TEST_CASE("cuda-driver-too-old for NCCL and for PyTorch") {
-  auto findings = with_code(judge_records(three_and_one([](RankRecord& r) {
-                              r.cuda_driver.cuda_version = "12.2";
-                            })),
-                            "cuda-driver-too-old");
-  REQUIRE(findings.size() == 2);
-  for (const auto& f : findings) {
-    CHECK(f.severity == Severity::error);
-    CHECK(f.ranks == std::vector<int>{3});
-    CHECK(f.found == "CUDA 12.2");
+TEST_CASE("cuda-driver-too-old for a newer major family; minor compat within the family") {
+  // NCCL +cuda13.0 and PyTorch cu124 on a 535 driver (CUDA 12.2).
+  auto findings = judge_records(three_and_one([](RankRecord& r) {
+    r.cuda_driver.cuda_version = "12.2";
+    r.cuda_driver.library_version = r.cuda_driver.kernel_module_version = "535.104.05";
+  }));
+  Finding old = only(findings, "cuda-driver-too-old");
+  CHECK(old.severity == Severity::error);
+  CHECK(old.ranks == std::vector<int>{3});
+  CHECK(old.found == "CUDA 12.2");
+  CHECK(old.expected == "a driver for CUDA 13.0 or newer");
+  CHECK(old.message.find("NCCL 2.28.9") != std::string::npos);
+  CHECK(old.message.find("580 or newer") != std::string::npos);
+  Finding minor = only(findings, "cuda-driver-minor-compat");
+  CHECK(minor.severity == Severity::warning);
+  CHECK(minor.ranks == std::vector<int>{3});
+  CHECK(minor.message.find("PyTorch 2.5.1+cu124") != std::string::npos);
+  CHECK(minor.message.find("runs through minor version compatibility") != std::string::npos);
+}
+
+TEST_CASE("NCCL +cuda12.9 on driver 550.54.15 runs through minor version compatibility") {
+  auto records = ranks_of(load_record("rank_ok.json"), 0, 2, 1);
+  for (auto& r : records) {
+    r.nccl.cuda_build = "12.9";
+    r.torch = TorchInfo{};
+    r.cuda_driver.cuda_version = "12.4";
+    r.cuda_driver.library_version = r.cuda_driver.kernel_module_version = "550.54.15";
   }
-  CHECK(findings[0].expected != findings[1].expected);  // 13.0 for NCCL, 12.4 for PyTorch
+  auto findings = judge_records(records);
+  CHECK(with_code(findings, "cuda-driver-too-old").empty());
+  Finding f = only(findings, "cuda-driver-minor-compat");
+  CHECK(f.severity == Severity::warning);
+  CHECK(f.ranks == std::vector<int>{0, 1});
+  CHECK(f.message ==
+        "ranks 0-1 on node[1-2] have NCCL 2.28.9 built for CUDA 12.9 on driver 550.54.15 (CUDA "
+        "12.4): runs through minor version compatibility (CUDA 12.x on a driver 525.60.13 or "
+        "newer), without JIT compilation of PTX newer than CUDA 12.4");
+}
+
+TEST_CASE("cuda-driver-too-old below the family's minimum driver") {
+  // CUDA 11.0's own driver (450.36.06) is below 450.80.02, the 11.x minor-compat minimum.
+  auto findings = judge_records(three_and_one([](RankRecord& r) {
+    r.nccl.cuda_build = "11.4";
+    r.torch = TorchInfo{};
+    r.cuda_driver.cuda_version = "11.0";
+    r.cuda_driver.library_version = r.cuda_driver.kernel_module_version = "450.36.06";
+  }));
+  Finding f = only(findings, "cuda-driver-too-old");
+  CHECK(f.message.find("below 450.80.02") != std::string::npos);
+  CHECK(with_code(findings, "cuda-driver-minor-compat").empty());
+}
+
+TEST_CASE("cuda-driver-too-old from a driver read statically (CUDA version from the table)") {
+  auto findings = judge_records(three_and_one([](RankRecord& r) {
+    r.cuda_driver.status = DriverStatus::ok;
+    r.cuda_driver.cuda_version = "11.4";
+    r.cuda_driver.cuda_version_from = "driver-table";
+    r.cuda_driver.driver_api_version = 0;
+    r.cuda_driver.library_version = r.cuda_driver.kernel_module_version = "470.57.02";
+  }));
+  REQUIRE(with_code(findings, "cuda-driver-too-old").size() == 2);  // NCCL 13.0, PyTorch 12.4
+}
+
+TEST_CASE("cuda-driver-forward-compat: a newer cuda-compat libcuda on an older kernel module") {
+  auto compat = [](RankRecord& r) {
+    r.cuda_driver.library = "/usr/local/cuda-12.4/compat/libcuda.so.550.54.15";
+    r.cuda_driver.library_version = "550.54.15";
+    r.cuda_driver.cuda_version = "12.4";
+    r.cuda_driver.kernel_module_version = "470.57.02";
+    r.cuda_driver.forward_compat = true;
+    r.nccl.cuda_build = "12.4";
+  };
+  auto findings = judge_records(three_and_one(compat));
+  CHECK(with_code(findings, "cuda-driver-kernel-mismatch").empty());
+  Finding f = only(findings, "cuda-driver-forward-compat");
+  CHECK(f.severity == Severity::warning);
+  CHECK(f.ranks == std::vector<int>{3});
+  CHECK(f.message.find("data-center GPUs") != std::string::npos);
+  CHECK(f.message.find("forward compatibility") != std::string::npos);
+
+  // The same versions without the compat package: the NVML mismatch, an error.
+  auto plain = judge_records(three_and_one([&](RankRecord& r) {
+    compat(r);
+    r.cuda_driver.forward_compat = false;
+  }));
+  CHECK(only(plain, "cuda-driver-kernel-mismatch").severity == Severity::error);
+  // A compat library older than the module does not go forward: still the mismatch.
+  auto backwards = judge_records(three_and_one([&](RankRecord& r) {
+    compat(r);
+    r.cuda_driver.kernel_module_version = "570.86.10";
+  }));
+  CHECK(only(backwards, "cuda-driver-kernel-mismatch").fix.find("cuda-compat") !=
+        std::string::npos);
+}
+
+TEST_CASE("cuda-driver-unverified: a driver whose version could not be learnt statically") {
+  auto findings = judge_records(three_and_one([](RankRecord& r) {
+    r.cuda_driver = CudaDriverInfo{};
+    r.cuda_driver.status = DriverStatus::version_unknown;
+    r.cuda_driver.library = "/usr/lib/x86_64-linux-gnu/libcuda.so.1";
+    r.cuda_driver.error = "read from the image, not loaded";
+  }));
+  Finding f = only(findings, "cuda-driver-unverified");
+  CHECK(f.severity == Severity::warning);
+  CHECK(f.ranks == std::vector<int>{3});
+  CHECK(with_code(findings, "cuda-driver-missing").empty());
+}
+
+TEST_CASE("a baseline that pins no NCCL does not require one (container-only hosts)") {
+  Baseline b;
+  b.driver_library_version = "580.65.06";
+  JudgeOptions options;
+  options.baseline = &b;
+  RankRecord host = load_record("rank_ok.json");
+  host.nccl = NcclInfo{};
+  host.system_nccl = NcclInfo{};
+  host.torch = TorchInfo{};
+  host.abi.clear();
+  auto findings = judge_records({host}, options);
+  CHECK(findings.empty());
+  // What the host owns is still gated: another driver is a finding.
+  b.driver_library_version = "550.54.15";
+  CHECK(with_code(judge_records({host}, options), "cuda-driver-version-mismatch").size() == 1);
+  // Without a baseline, or with one that pins NCCL, a rank without NCCL is still an error.
+  CHECK(only(judge_records({host}), "nccl-missing").severity == Severity::error);
+  b.nccl_version = "2.28.9";
+  CHECK(only(judge_records({host}, options), "nccl-missing").severity == Severity::error);
+  // And a job where other ranks have NCCL still blames the one without.
+  Baseline driver_only;
+  driver_only.driver_library_version = "580.65.06";
+  options.baseline = &driver_only;
+  auto mixed = judge_records(three_and_one([](RankRecord& r) { r.nccl = NcclInfo{}; }), options);
+  CHECK(only(mixed, "nccl-missing").ranks == std::vector<int>{3});
+}
+
+TEST_CASE("torch-missing: an image without the PyTorch of the host record or the baseline") {
+  RankRecord host = load_record("rank_ok.json");
+  RankRecord image = at(host, 1, "image /srv/images/train.tar");
+  image.mode = "static";
+  image.container = true;
+  image.torch = TorchInfo{};
+  auto findings = judge_records({host, image});
+  Finding f = only(findings, "torch-missing");
+  CHECK(f.severity == Severity::warning);
+  CHECK(f.ranks == std::vector<int>{1});
+  // Named as the image, not as "rank 1 on <the host that read it>".
+  CHECK(f.message == "image /srv/images/train.tar has no PyTorch, rank 0 on node1 runs PyTorch "
+                     "2.5.1+cu124");
+
+  // Between live ranks a rank without PyTorch is not this finding (nor a version mismatch).
+  RankRecord other = at(host, 1, "node2");
+  other.torch = TorchInfo{};
+  CHECK(with_code(judge_records({host, other}), "torch-missing").empty());
+
+  // A baseline that pins PyTorch: any rank without it.
+  Baseline b;
+  b.torch_version = "2.5.1+cu124";
+  b.source = "base.json";
+  JudgeOptions options;
+  options.baseline = &b;
+  Finding pinned = only(judge_records({other}, options), "torch-missing");
+  CHECK(pinned.message == "rank 1 on node2 has no PyTorch, baseline base.json pins PyTorch "
+                          "2.5.1+cu124");
 }
 
 TEST_CASE("cuda-driver-too-old: none when the driver is new enough") {

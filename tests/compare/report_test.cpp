@@ -141,3 +141,20 @@ TEST_CASE("scattered minorities are abbreviated, not listed in full") {
   for (const auto& line : lines) CHECK(line.size() < 400);
   CHECK(text.find(",...") != std::string::npos);
 }
+
+TEST_CASE("render_human: a CPU-only PyTorch says it uses no NCCL") {
+  RankRecord r = load_record("rank_ok.json");
+  r.torch.version = "1.13.0a0";
+  r.torch.cuda.clear();
+  r.torch.build = "cpu";
+  r.torch.libtorch_cuda.clear();
+  r.torch.nccl = TorchNccl{};
+  r.abi.clear();
+  auto lines = lines_of(render_human(report_for({r}), false));
+  REQUIRE(lines.size() == 5);
+  CHECK(lines[4] == "      NCCL 2.28.9+cuda13.0 /usr/lib/x86_64-linux-gnu/libnccl.so.2.28.9 (not "
+                    "used by PyTorch); PyTorch 1.13.0a0, CPU build: uses no NCCL; driver "
+                    "580.65.06 (CUDA 13.0)");
+  // The record says so too.
+  CHECK(nlohmann::json(r)["torch"]["build"] == "cpu");
+}

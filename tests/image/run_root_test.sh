@@ -201,6 +201,40 @@ jq_is "$work/sitepkg.json" '.ranks[0].nccl.path' /srv/app/pylib/nvidia/nccl/lib/
 probe_root sitepkg 0 --site-packages "$SP"
 jq_is "$work/sitepkg.json" '.ranks[0].torch.site_packages' /srv/app/pylib
 
+# --- driver libraries baked into an image, read statically (issue 11 item 4) --------------------
+# The toolkit's stub copied over libcuda.so.1 outside any stubs/ directory: known by its contents.
+R=$work/stubdrv
+debian_etc "$R"
+nccl_file nccl-2.28.9-cu12 "$R/usr/lib/x86_64-linux-gnu"
+cp "$standins/cuda-stub/libcuda.so.1" "$R/usr/lib/x86_64-linux-gnu/libcuda.so.1"
+probe_root stubdrv 1
+jq_is "$work/stubdrv.json" '.ranks[0].cuda_driver.status' stub
+jq_is "$work/stubdrv.json" '[.findings[] | select(.severity == "error") | .code] | join(",")' cuda-driver-stub
+# A 470 driver (CUDA 11.4 by NVIDIA's table) under NCCL +cuda12.9: too old, found statically.
+R=$work/olddrv
+debian_etc "$R"
+nccl_file nccl-2.28.9-cu12 "$R/usr/lib/x86_64-linux-gnu"
+cp "$standins/cuda-470.57.02/libcuda.so.470.57.02" "$R/usr/lib/x86_64-linux-gnu/"
+ln -s libcuda.so.470.57.02 "$R/usr/lib/x86_64-linux-gnu/libcuda.so.1"
+probe_root olddrv 1
+jq_is "$work/olddrv.json" '.ranks[0].cuda_driver.status' ok
+jq_is "$work/olddrv.json" '.ranks[0].cuda_driver.cuda_version' 11.4
+jq_is "$work/olddrv.json" '.ranks[0].cuda_driver.cuda_version_from' driver-table
+jq_is "$work/olddrv.json" '[.findings[] | select(.severity == "error") | .code] | join(",")' cuda-driver-too-old
+# A 550 driver (CUDA 12.4) under the same NCCL: minor version compatibility, a warning.
+rm "$R/usr/lib/x86_64-linux-gnu/libcuda.so.1" "$R/usr/lib/x86_64-linux-gnu/libcuda.so.470.57.02"
+cp "$standins/cuda-550.54.15/libcuda.so.550.54.15" "$R/usr/lib/x86_64-linux-gnu/"
+ln -s libcuda.so.550.54.15 "$R/usr/lib/x86_64-linux-gnu/libcuda.so.1"
+probe_root olddrv 0
+jq_is "$work/olddrv.json" '[.findings[] | .code] | join(",")' cuda-driver-minor-compat
+# A driver whose file name carries no version: not "ok", and said so.
+rm "$R/usr/lib/x86_64-linux-gnu/libcuda.so.1"
+mv "$R/usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15" "$R/usr/lib/x86_64-linux-gnu/libcuda.so.1"
+probe_root olddrv 0
+jq_is "$work/olddrv.json" '.ranks[0].cuda_driver.status' version-unknown
+jq_is "$work/olddrv.json" '[.findings[] | .code] | join(",")' cuda-driver-unverified
+probe_root olddrv 1 --strict
+
 # --- a missing root is a usage error (exit 2) naming the option ----------------------------------
 rc=0
 "$probe" --root "$work/does-not-exist" --quiet 2>"$work/noroot.err" || rc=$?

@@ -87,6 +87,15 @@ echo "{\"schemaVersion\":2,\"manifests\":[{\"digest\":\"$idx_digest\"}]}" >"$O/i
 echo '{"imageLayoutVersion":"1.0.0"}' >"$O/oci-layout"
 tar -C "$O" -czf "$work/oci.tar.gz" .
 
+# The same layout holding two images: the report says which one was checked.
+M=$work/oci-multi
+cp -r "$O" "$M"
+echo "{\"schemaVersion\":2,\"manifests\":[{\"digest\":\"$idx_digest\",\"annotations\":{\"org.opencontainers.image.ref.name\":\"train:1\"}},{\"digest\":\"$idx_digest\",\"annotations\":{\"org.opencontainers.image.ref.name\":\"train:2\"}}]}" >"$M/index.json"
+tar -C "$M" -czf "$work/oci-multi.tar.gz" .
+run_vi oci-multi 0 --json "$work/oci-multi.json" "$work/oci-multi.tar.gz"
+grep -q "holds 2 manifests; checking the first (train:1)" "$work/oci-multi.err" || fail "oci-multi: $(cat "$work/oci-multi.err")"
+jq_is "$work/oci-multi.json" '.ranks[0].host' "image $work/oci-multi.tar.gz (train:1)"
+
 for kind in docker-save.tar oci.tar.gz; do
   name=${kind%%.*}
   run_vi "$name" 0 --json "$work/$name.json" --rank-report "$work/$name-record.json" \
@@ -121,6 +130,14 @@ jq_is "$J" .verdict reject
 jq_is "$J" .nranks 2
 jq_is "$J" '[.findings[] | select(.severity == "error") | .code] | join(",")' nccl-version-mismatch
 jq_is "$J" '[.ranks[] | .nccl.version] | sort | join(",")' "$(printf '%s\n' 2.21.5 "$host_nccl" | sort | paste -sd,)"
+# Named as the image (the path given), not as "rank 1 on <this host>"; its record says so.
+jq_is "$J" '[.findings[] | select(.code == "nccl-version-mismatch") | .message | contains("image '"$work"'/dir-image loads NCCL 2.21.5")] | all' true
+jq_is "$J" '[.ranks[] | select(.mode == "static") | .container] | join(",")' true
+# A host record with PyTorch against an image without it: torch-missing.
+jq '.torch = {"status":"ok","version":"2.5.1+cu124","cuda":"12.4","build":"cuda"}' "$work/host.json" >"$work/host-torch.json"
+run_vi against-torch 1 --against-record "$work/host-torch.json" --json "$work/against-torch.json" "$work/dir-image"
+jq_is "$work/against-torch.json" '[.findings[] | select(.code == "torch-missing") | .message] | join(",")' \
+  "image $work/dir-image has no PyTorch, rank 0 on $(jq -r .host "$work/host.json") runs PyTorch 2.5.1+cu124"
 # The same image against a record of its own kind passes.
 run_vi self 0 --against-record "$work/docker-save-record.json" "$work/docker-save.tar"
 

@@ -83,4 +83,11 @@ jq_is "$SCRATCH/hang.json" '[.findings[] | select(.code=="rank-timeout") | "\(.s
 jq_is "$SCRATCH/hang.json" '.verdict' reject
 echo "elapsed ${elapsed}s (deadline 5 s)"
 awk -v e="$elapsed" 'BEGIN { exit !(e < 12) }' || fail "took ${elapsed}s, more than the 5 s deadline plus a few seconds"
+echo "== the record's pid is the rank's process, not the probe's forked child"
+# exec keeps the shell's pid, so each rank knows its own pid before the probe starts.
+mpi "$SCRATCH/pid" 0 -np 2 sh -c 'echo $$ >"$0/pid.$OMPI_COMM_WORLD_RANK"; exec "$1" -q --rank-report "$0/rank-%r.json"' \
+  "$SCRATCH" "$PROBE"
+for r in 0 1; do
+  jq_is "$SCRATCH/rank-$r.json" .pid "$(cat "$SCRATCH/pid.$r")"
+done
 echo PASS

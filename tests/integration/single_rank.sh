@@ -73,4 +73,16 @@ echo "== --rank-report expands %r and %h"
 "$PROBE" -q --rank-report "$SCRATCH/rec-%r-%h.json" || true
 ls "$SCRATCH"/rec-0-"$(hostname)".json >/dev/null || fail "--rank-report did not write rec-0-<host>.json"
 jq_is "$SCRATCH/rec-0-$(hostname).json" '.nccl.version' 2.28.9
+echo "== tasks of a Slurm step without MPI: one record per task (%r = SLURM_PROCID), then compare"
+mkdir -p "$SCRATCH/tasks"
+for t in 0 1 2; do
+  rc=0
+  env SLURM_JOB_ID=7 SLURM_STEP_ID=0 SLURM_PROCID=$t SLURM_STEP_NUM_TASKS=3 \
+    "$PROBE" -q --rank-report "$SCRATCH/tasks/%h-%r.json" || rc=$?
+  [ "$rc" = 0 ] || fail "task $t: exit $rc"
+  jq_is "$SCRATCH/tasks/$(hostname)-$t.json" .rank "$t"
+done
+rc=0; "$PROBE" compare "$SCRATCH/tasks/" --json "$SCRATCH/tasks.json" >/dev/null || rc=$?
+[ "$rc" = 0 ] || fail "compare of the task records: exit $rc"
+jq_is "$SCRATCH/tasks.json" '"\(.nranks) \(.configurations[0].ranks | join(","))"' "3 0,1,2"
 echo PASS

@@ -2,6 +2,7 @@
 
 #include "probe/cuda_driver_probe.h"
 #include "probe/isolated_call.h"
+#include "probe/probe.h"
 #include "scratch.h"
 
 using namespace denpex;
@@ -74,6 +75,83 @@ TEST_CASE("a driver call that never returns is cut off") {
   CHECK(d.status == DriverStatus::error);
   CHECK(d.error.find("did not return") != std::string::npos);
   CHECK(d.library_version == "535.104.05");
+}
+
+namespace {
+
+// The driver as probe_rank reads it from an image tree under --root: nothing is loaded.
+CudaDriverInfo static_driver(const Scratch& s) {
+  ProbeOptions o = options_with({});
+  o.root = s.dir();
+  return probe_rank(o).cuda_driver;
+}
+
+const char* kImageLib = "usr/lib/x86_64-linux-gnu";
+
+}  // namespace
+
+TEST_CASE("read statically, the stub is recognised by what it is, wherever it lies") {
+  Scratch s;
+  // The stub copied over the driver's name outside any stubs/ directory: only its contents
+  // (built from stub.c) give it away.
+  s.copy(standin("cuda-stub/libcuda.so.1"), std::string(kImageLib) + "/libcuda.so.1");
+  CudaDriverInfo d = static_driver(s);
+  CHECK(d.status == DriverStatus::stub);
+  CHECK(d.error.find("stub.c") != std::string::npos);
+  CHECK(is_toolkit_stub(standin("cuda-stub/libcuda.so.1"), "/usr/lib/libcuda.so.1"));
+  // A small real-looking driver in an ordinary directory is not the stub.
+  CHECK_FALSE(is_toolkit_stub(standin("cuda-550.54.15/libcuda.so.550.54.15"),
+                              "/usr/lib/libcuda.so.550.54.15"));
+  // The toolkit's real stub, when this machine has it (about 100 KB, stub.c in .symtab).
+  const std::string real = std::string(kStubDir) + "/libcuda.so";
+  if (::access(real.c_str(), R_OK) == 0) {
+    CHECK(is_toolkit_stub(real, "/opt/libcuda.so.1"));
+    Scratch t;
+    t.copy(real, std::string(kImageLib) + "/libcuda.so.1");
+    CHECK(static_driver(t).status == DriverStatus::stub);
+  }
+}
+
+TEST_CASE("read statically, the CUDA version comes from the driver version by NVIDIA's table") {
+  Scratch s;
+  s.copy(standin("cuda-550.54.15/libcuda.so.550.54.15"),
+         std::string(kImageLib) + "/libcuda.so.550.54.15");
+  s.link("libcuda.so.550.54.15", std::string(kImageLib) + "/libcuda.so.1");
+  CudaDriverInfo d = static_driver(s);
+  CHECK(d.status == DriverStatus::ok);
+  CHECK(d.library_version == "550.54.15");
+  CHECK(d.cuda_version == "12.4");
+  CHECK(d.cuda_version_from == "driver-table");
+  CHECK(d.driver_api_version == 0);  // never asked
+  CHECK_FALSE(d.forward_compat);
+}
+
+TEST_CASE("read statically, a driver without a version in its name is version-unknown, not ok") {
+  Scratch s;
+  s.copy(standin("cuda-550.54.15/libcuda.so.550.54.15"), std::string(kImageLib) + "/libcuda.so.1");
+  CudaDriverInfo d = static_driver(s);
+  CHECK(d.status == DriverStatus::version_unknown);
+  CHECK(d.cuda_version.empty());
+  CHECK(d.error.find("no driver version") != std::string::npos);
+  CHECK(std::string(to_string(d.status)) == "version-unknown");
+}
+
+TEST_CASE("a libcuda from the cuda-compat package is marked as forward compatibility") {
+  Scratch s;
+  s.copy(standin("cuda-550.54.15/libcuda.so.550.54.15"),
+         "usr/local/cuda-12.4/compat/libcuda.so.550.54.15");
+  s.link("libcuda.so.550.54.15", "usr/local/cuda-12.4/compat/libcuda.so.1");
+  // Live: NGC images put the compat directory on LD_LIBRARY_PATH.
+  ProbeContext ctx = context(s.path("usr/local/cuda-12.4/compat"));
+  ctx.kernel_version_files = {s.write("sys-version", "470.57.02\n")};
+  CudaDriverInfo d = probe_cuda_driver(ctx, nullptr);
+  CHECK(d.status == DriverStatus::ok);
+  CHECK(d.forward_compat);
+  CHECK(d.cuda_version_from == "cuDriverGetVersion");
+  CHECK(d.kernel_module_version == "470.57.02");
+  CHECK(in_cuda_compat_dir("/usr/local/cuda/compat/lib.real/libcuda.so.1"));
+  CHECK_FALSE(in_cuda_compat_dir("/usr/lib/x86_64-linux-gnu/libcuda.so.1"));
+  CHECK_FALSE(in_cuda_compat_dir("/opt/compat/libcuda.so.1"));
 }
 
 TEST_CASE("version strings parse") {

@@ -146,3 +146,24 @@ TEST_CASE("as root, a library in a directory others can write is read, never loa
   CHECK(::access(marker.c_str(), F_OK) == 0);
   ::unlink(marker.c_str());
 }
+
+TEST_CASE("read statically, a libnccl without ncclGetVersion is unloadable too") {
+  Scratch s;
+  s.copy(standin("nccl-no-getversion/libnccl.so.2"), "img/usr/lib/x86_64-linux-gnu/libnccl.so.2");
+  ProbeContext ctx = isolated_context("");
+  ctx.loader = make_loader_env(FsView{s.path("img")}, "", "");
+  ctx.loader.cache = LdCache{};
+  ctx.allow_load = false;  // as under --root
+  NcclInfo n = probe_system_nccl(ctx, nullptr);
+  CHECK(n.status == NcclStatus::unloadable);
+  CHECK(n.error.find("does not export ncclGetVersion") != std::string::npos);
+  CHECK(n.static_version == "2.21.5");
+
+  // A real one in the same place is read statically, not called unloadable.
+  s.install_nccl("nccl-2.21.5", "img2/usr/lib/x86_64-linux-gnu");
+  ctx.loader = make_loader_env(FsView{s.path("img2")}, "", "");
+  ctx.loader.cache = LdCache{};
+  NcclInfo ok = probe_system_nccl(ctx, nullptr);
+  CHECK(ok.status == NcclStatus::not_loaded);
+  CHECK(ok.version == "2.21.5");
+}

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "probe/probe.h"
 #include "probe/settings_probe.h"
 #include "scratch.h"
 
@@ -34,4 +35,18 @@ TEST_CASE("identity: host, pid and architecture are filled") {
   CHECK_FALSE(r.host.empty());
   CHECK(r.pid == ::getpid());
   CHECK(r.arch == "x86_64");
+}
+
+TEST_CASE("identity: the record carries the rank's pid, and an image is named as the image") {
+  Scratch s;
+  s.write("etc/os-release", "ID=ubuntu\n");
+  ProbeOptions o = options_with({});
+  o.pid = 4242;  // the rank's, when a forked child probes for it
+  CHECK(probe_rank(o).pid == 4242);
+  o.root = s.dir();
+  RankRecord image = probe_rank(o);
+  CHECK(image.host == "image " + s.dir());
+  CHECK(image.container);
+  o.image_name = "nvcr.io/nvidia/pytorch:24.05-py3";
+  CHECK(probe_rank(o).host == "image nvcr.io/nvidia/pytorch:24.05-py3");
 }

@@ -130,3 +130,43 @@ TEST_CASE("no torch anywhere: missing, and the effective NCCL is the system one"
   CHECK(r.torch.status == TorchStatus::missing);
   CHECK(r.nccl.path == r.system_nccl.path);
 }
+
+TEST_CASE("a CPU-only PyTorch (no libtorch_cuda.so) says so in the record") {
+  Scratch s;
+  s.write("env/lib/python3.11/site-packages/torch/version.py",
+          "__version__ = '1.13.0a0'\ncuda: Optional[str] = None\n");
+  RankRecord r = probe_rank(options_with({{"VIRTUAL_ENV", s.path("env")}}));
+  REQUIRE(r.torch.status == TorchStatus::ok);
+  CHECK(r.torch.build == "cpu");
+  CHECK(r.torch.libtorch_cuda.empty());
+  CHECK(r.torch.nccl.version.empty());
+
+  Scratch c;
+  make_site(c, "torch-dyn", "nccl-2.21.5");
+  CHECK(probe_rank(options_with({{"VIRTUAL_ENV", c.path("env")}})).torch.build == "cuda");
+}
+
+TEST_CASE("a venv with include-system-site-packages also searches the base interpreter's") {
+  Scratch s;
+  s.write("base/bin/python3", "#!/bin/false\n");
+  ::chmod(s.path("base/bin/python3").c_str(), 0755);
+  s.write("base/lib/python3.11/site-packages/torch/version.py",
+          "__version__ = '2.5.1+cu124'\ncuda: Optional[str] = '12.4'\n");
+  s.link(s.path("base/bin/python3"), "venv/bin/python3");
+  s.write("venv/lib/python3.11/site-packages/README", "the venv's own packages\n");
+  auto cfg = [&](const char* system) {
+    s.write("venv/pyvenv.cfg", std::string("home = ") + s.path("base/bin") +
+                                   "\ninclude-system-site-packages = " + system +
+                                   "\nversion = 3.11.2\n");
+  };
+  cfg("true");
+  for (const auto& env : std::vector<std::map<std::string, std::string>>{
+           {{"PATH", s.path("venv/bin")}}, {{"VIRTUAL_ENV", s.path("venv")}}}) {
+    RankRecord r = probe_rank(options_with(env));
+    CHECK(r.torch.status == TorchStatus::ok);
+    CHECK(r.torch.site_packages == s.path("base/lib/python3.11/site-packages"));
+  }
+  cfg("false");
+  CHECK(probe_rank(options_with({{"PATH", s.path("venv/bin")}})).torch.status ==
+        TorchStatus::missing);
+}

@@ -63,6 +63,48 @@ rc=0; env -i DENPEX_PROLOG_CONF="$work/no-conf-file.conf" "$prolog" 2>"$work/no-
 [ "$rc" = 1 ] || fail "no-conf-file: exit $rc"
 err_is no-conf-file "denpex-prolog: denpex: configuration $work/no-conf-file.conf (DENPEX_PROLOG_CONF) does not exist"
 
+# A container-only host (issue 15): a driver, no NCCL of its own. A private mount namespace
+# gives the probe a loader cache that lists the system directories and a driver stand-in only,
+# so this machine's NCCL (in /usr/local/cuda-13.0/lib, listed in the real cache) is not found.
+# A baseline that pins only the driver passes it; one that pins NCCL drains it.
+if unshare -m true 2>/dev/null && command -v ldconfig >/dev/null; then
+  H=$work/container-host
+  mkdir -p "$H/driver"
+  cp "$standins/cuda-550.54.15/libcuda.so.550.54.15" "$H/driver/"
+  ln -sf libcuda.so.550.54.15 "$H/driver/libcuda.so.1"
+  printf '/lib/x86_64-linux-gnu\n/usr/lib/x86_64-linux-gnu\n%s\n' "$H/driver" >"$H/ld.so.conf"
+  ldconfig -X -C "$H/ld.so.cache" -f "$H/ld.so.conf"
+  # The example host baseline of examples/container pins exactly this driver (550.54.15, CUDA
+  # 12.4), no net plugin, and no NCCL or PyTorch.
+  cp "$(dirname "$prolog")/../../examples/container/baseline-host.json" "$H/driver-only.json"
+  echo '{"schema":"denpex.baseline.v1","cuda_driver":{"library_version":"535.104.05"}}' >"$H/other-driver.json"
+  # run_host NAME EXPECTED_EXIT CONF_LINES...: run() inside the namespace with that cache.
+  run_host() {
+    local name=$1 want=$2 rc=0
+    shift 2
+    printf '%s\n' "$@" >"$work/$name.conf"
+    env -i SLURM_JOB_ID=43 SLURMD_NODENAME=node8 DENPEX_PROLOG_CONF="$work/$name.conf" \
+      unshare -m sh -c 'mount --bind "$1" /etc/ld.so.cache && exec timeout 120 "$2"' sh \
+      "$H/ld.so.cache" "$prolog" >"$work/$name.out" 2>"$work/$name.err" || rc=$?
+    [ "$rc" = "$want" ] || { cat "$work/$name.out" "$work/$name.err" >&2; fail "$name: exit $rc, expected $want"; }
+    echo "ok $name (exit $rc): $(head -n 1 "$work/$name.err")"
+  }
+  hbase=("probe = $probe" "spool = $work/host-spool" "syslog = no" "timeout = 20")
+  run_host container-host 0 "${hbase[@]}" "baseline = $H/driver-only.json"
+  [ ! -s "$work/container-host.err" ] || fail "container-host: stderr not empty: $(cat "$work/container-host.err")"
+  jq -e '.nccl.status == "missing" and .cuda_driver.library_version == "550.54.15"' \
+    "$work/host-spool/$host.json" >/dev/null || fail "container-host: record: $(cat "$work/host-spool/$host.json")"
+  # What the host owns is still gated: another driver than the pinned one (a warning; --strict
+  # makes the prolog drain on it).
+  run_host container-host-driver 1 "${hbase[@]}" "baseline = $H/other-driver.json" "extra_args = --strict"
+  err_is container-host-driver "denpex-prolog: denpex: cuda-driver-version-mismatch (--strict): rank 0 on $host runs driver 550.54.15"
+  # A baseline that pins NCCL still requires it.
+  run_host container-host-nccl 1 "${hbase[@]}" "baseline = $work/good.json"
+  err_is container-host-nccl "denpex-prolog: denpex: nccl-missing: "
+else
+  echo "SKIPPED container-host cases: no mount namespace (unshare -m) or no ldconfig here" >&2
+fi
+
 # A probe that hangs: killed at timeout + 15 s, node drained with the reason.
 printf '#!/bin/sh\nexec sleep 600\n' >"$work/hang-probe"; chmod 755 "$work/hang-probe"
 start=$(date +%s)
