@@ -85,8 +85,8 @@ static_assert(sizeof(TraceControl) == 512, "TraceControl layout is part of the f
 
 struct TraceSlot {
   uint64_t seq;       // 1-based call number in this process; 0 = empty or being written
-  uint64_t t_return;  // CLOCK_REALTIME ns at return; 0 while the call is in flight
-  uint64_t t_enter;   // CLOCK_REALTIME ns at entry, before the real NCCL function runs
+  uint64_t t_return;  // CLOCK_REALTIME_COARSE ns at return; 0 while the call is in flight
+  uint64_t t_enter;   // CLOCK_REALTIME_COARSE ns at entry, before the real NCCL function runs
   uint64_t comm;      // communicator identity (kFlagCommKnown) or the ncclComm_t value
   int64_t comm_seq;   // collectives and point-to-point calls on comm so far (0-based); -1 otherwise
   int64_t coll_seq;   // collectives on comm so far (0-based); -1 for other calls
