@@ -17,6 +17,7 @@
 #   every_entry    every entry point once, groups nested: each is in the trace
 #   group          ncclGroupEnd blocks: the grouped Send/Recv are in flight
 #   sighup_ignored SIGHUP ignored (nohup) stays ignored with the recorder preloaded
+#   no_dir         DENPEX_TRACE_DIR does not exist: one line on stderr, the program runs on
 set -u
 case_=$1 kind=$2 nccl_dir=$3 lib=$4 drv=$5 dump=$6 probe=$7
 
@@ -238,6 +239,15 @@ sighup_ignored)
   [ $rc -eq 143 ] || say_fail "exit $rc, expected 143 (ended by SIGTERM; 129 = the ignored SIGHUP ended it)"
   dump_of "$pid" "$dir/d" || exit 1
   expect_line "$dir/d" '^process calls=11 recorded=11 .* end=signalled signal=15 ' "trace says SIGTERM"
+  ;;
+no_dir)
+  # DENPEX_TRACE_DIR names a directory that does not exist: the program runs on, and says once why
+  # nothing is recorded.
+  "${pre[@]}" DENPEX_TRACE_DIR="$dir/missing" "$drv" loop 0 1 100 >"$dir/out" 2>"$dir/err"
+  rc=$?
+  [ $rc -eq 0 ] || say_fail "driver exit $rc, expected 0"
+  n=$(grep -c "^libdenpex-trace.so: cannot create $dir/missing/denpex-trace\..*\.trace: No such file or directory; NCCL calls of this process are not recorded (set DENPEX_TRACE_DIR to a writable directory)\$" "$dir/err")
+  [ "$n" -eq 1 ] || { say_fail "expected the message once on stderr, got $n"; cat "$dir/err"; }
   ;;
 *)
   echo "unknown case $case_"
