@@ -236,16 +236,35 @@ bool find_nccl_mapping(char* out, size_t cap) {
 
 // Makes and maps the trace file with `slots` slots (0: header and control only). Uses only
 // system calls and fmt into fixed buffers, so the signal handler may call it. False on failure.
+//
+// The blocks are reserved up front (posix_fallocate): a store into a hole of a shared mapping on a
+// full filesystem is a SIGBUS in the traced program. A file size limit (ulimit -f) makes the
+// reservation fail with SIGXFSZ, whose default action would end the program: it is blocked in this
+// thread meanwhile and the one our call raised is consumed.
 bool create_file(TraceState& s, uint64_t slots) {
   size_t bytes = static_cast<size_t>(tf::kRingOffset + slots * tf::kSlotBytes);
   int fd = open(s.path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return false;
+  sigset_t xfsz, old, pending;
+  sigemptyset(&xfsz);
+  sigaddset(&xfsz, SIGXFSZ);
+  pthread_sigmask(SIG_BLOCK, &xfsz, &old);
+  sigpending(&pending);
+  const bool was_pending = sigismember(&pending, SIGXFSZ) == 1;
+  int err = posix_fallocate(fd, 0, static_cast<off_t>(bytes));
+  if (!was_pending) {
+    struct timespec zero = {0, 0};
+    sigtimedwait(&xfsz, nullptr, &zero);
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
   void* map = MAP_FAILED;
-  if (ftruncate(fd, static_cast<off_t>(bytes)) == 0)
-    map = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (err == 0) map = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  else errno = err;
+  err = errno;
   close(fd);
   if (map == MAP_FAILED) {
     unlink(s.path);
+    errno = err;
     return false;
   }
   auto* base = static_cast<char*>(map);

@@ -18,6 +18,7 @@
 #   group          ncclGroupEnd blocks: the grouped Send/Recv are in flight
 #   sighup_ignored SIGHUP ignored (nohup) stays ignored with the recorder preloaded
 #   no_dir         DENPEX_TRACE_DIR does not exist: one line on stderr, the program runs on
+#   fsize_limit    ulimit -f below the ring size: no SIGXFSZ death, one line on stderr
 set -u
 case_=$1 kind=$2 nccl_dir=$3 lib=$4 drv=$5 dump=$6 probe=$7
 
@@ -248,6 +249,16 @@ no_dir)
   [ $rc -eq 0 ] || say_fail "driver exit $rc, expected 0"
   n=$(grep -c "^libdenpex-trace.so: cannot create $dir/missing/denpex-trace\..*\.trace: No such file or directory; NCCL calls of this process are not recorded (set DENPEX_TRACE_DIR to a writable directory)\$" "$dir/err")
   [ "$n" -eq 1 ] || { say_fail "expected the message once on stderr, got $n"; cat "$dir/err"; }
+  ;;
+fsize_limit)
+  # A file size limit below the ring (ulimit -f 1024: 1 MiB, the default ring is 32 MiB): the
+  # reservation fails with EFBIG and SIGXFSZ, which must not end the program.
+  ( ulimit -f 1024; exec "${pre[@]}" "$drv" loop 0 1 100 ) >"$dir/out" 2>"$dir/err"
+  rc=$?
+  [ $rc -eq 0 ] || say_fail "driver exit $rc, expected 0 (153 = killed by SIGXFSZ)"
+  grep -q "^libdenpex-trace.so: cannot create .*: File too large; NCCL calls of this process are not recorded" "$dir/err" \
+    || { say_fail "no 'File too large' line on stderr"; cat "$dir/err"; }
+  [ -z "$(ls "$traces")" ] || say_fail "a partial trace file was left: $(ls "$traces")"
   ;;
 *)
   echo "unknown case $case_"
