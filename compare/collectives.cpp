@@ -125,6 +125,12 @@ void divergence_findings(const std::string& comm, size_t pos, size_t at, const s
   for (size_t g = 0; g < groups.size(); ++g) {
     if (static_cast<int>(g) == maj) continue;
     const Group& grp = groups[g];
+    // Ranks whose sequence ends because they are blocked inside their last call did not skip
+    // anything: rank-stuck (analyse_in_flight) says where they are.
+    if (grp.call == nullptr && std::all_of(grp.members.begin(), grp.members.end(), [](const CommSequence* m) {
+          return !m->calls.empty() && m->calls.back().state == CallState::in_flight;
+        }))
+      continue;
     Finding f;
     f.comm = comm;
     f.seq = static_cast<long long>(pos);

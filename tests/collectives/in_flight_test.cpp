@@ -74,6 +74,9 @@ TEST_CASE("rank-stuck: the rank in flight in #50 while the others returned from 
         "ranks 0-2 returned from #50 and are waiting in AllReduce #51 since 2026-12-01 08:56:24 UTC");
   CHECK(s->found == "in flight since 2026-12-01 08:56:23 UTC: AllReduce(count=1024, float32, sum)");
   CHECK(find_code(f, "collective-in-flight") == nullptr);
+  // Its sequence ends at #50 because it is blocked there, not because it skipped #51.
+  CHECK(find_code(f, "collective-missing") == nullptr);
+  CHECK(f.size() == 1);
 }
 
 TEST_CASE("collective-in-flight names the rank that never entered the call the others wait in") {

@@ -140,8 +140,8 @@ stuck_rank)
   [ $rc -eq 1 ] || say_fail "collectives exit $rc, expected 1"
   expect_line "$dir/report" '^error rank-stuck  rank 3  comm [0-9a-f]+  step 50$' "finding header"
   expect_line "$dir/report" 'rank 3 is stuck in AllReduce #50 on communicator [0-9a-f]+ since [0-9-]+ [0-9:]+ UTC \(entered, never returned\); ranks 0-2 returned from #50 and are waiting in AllReduce #51 since' "message"
-  jq -e '[.findings[] | select(.code == "rank-stuck")] | length == 1 and .[0].ranks == [3] and .[0].seq == 50' \
-    "$dir/report.json" >/dev/null || say_fail "JSON finding rank-stuck for rank 3 at step 50"
+  jq -e '.findings | length == 1 and .[0].code == "rank-stuck" and .[0].ranks == [3] and .[0].seq == 50' \
+    "$dir/report.json" >/dev/null || say_fail "JSON: one finding, rank-stuck for rank 3 at step 50"
   ;;
 ring_wrap)
   start "$dir/out" DENPEX_TRACE_SLOTS=1000 -- loop 0 1 2500
