@@ -674,8 +674,11 @@ std::vector<Finding> analyse_traced_processes(const std::vector<TracedProcess>& 
       if (p.global_rank >= 0) f.ranks = {p.global_rank};
       if (!p.host.empty()) f.hosts = {p.host};
       f.found = what;
-      f.message = fmt::format("{} ({}) is stuck in {} (entered, never returned), on a communicator the recorder could "
-                              "not identify across ranks", who, proc, what);
+      f.message = p.end == TracedProcess::End::signalled
+                      ? fmt::format("{} ({}) was inside {} when signal {} ended it (entered, never returned)", who,
+                                    proc, what, p.signal)
+                      : fmt::format("{} ({}) is stuck in {} (entered, never returned), on a communicator the recorder "
+                                    "could not identify across ranks", who, proc, what);
       f.fix = kFixStuck;
       out.push_back(std::move(f));
     }

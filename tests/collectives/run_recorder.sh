@@ -19,6 +19,7 @@
 #   sighup_ignored SIGHUP ignored (nohup) stays ignored with the recorder preloaded
 #   no_dir         DENPEX_TRACE_DIR does not exist: one line on stderr, the program runs on
 #   fsize_limit    ulimit -f below the ring size: no SIGXFSZ death, one line on stderr
+#   crash_in_nccl  (real NCCL) the process dies inside ncclCommShrink: that call is in flight
 set -u
 case_=$1 kind=$2 nccl_dir=$3 lib=$4 drv=$5 dump=$6 probe=$7
 
@@ -259,6 +260,21 @@ fsize_limit)
   grep -q "^libdenpex-trace.so: cannot create .*: File too large; NCCL calls of this process are not recorded" "$dir/err" \
     || { say_fail "no 'File too large' line on stderr"; cat "$dir/err"; }
   [ -z "$(ls "$traces")" ] || say_fail "a partial trace file was left: $(ls "$traces")"
+  ;;
+crash_in_nccl)
+  # The process dies inside an NCCL call (the real 2.28.9 crashes in ncclCommShrink(NULL)): the
+  # call is in the trace, in flight, and the process ended by SIGSEGV.
+  "${pre[@]}" "$drv" shrink_null >"$dir/out" 2>&1
+  rc=$?
+  [ $rc -eq 3 ] && { echo "SKIP: this NCCL does not crash in ncclCommShrink(NULL)"; exit 77; }
+  [ $rc -eq 139 ] || say_fail "driver exit $rc, expected 139 (SIGSEGV)"
+  f=$(ls "$traces"/denpex-trace.*.trace | head -1)
+  "$dump" "$f" >"$dir/d" || { say_fail "trace unreadable"; exit 1; }
+  expect_line "$dir/d" '^process calls=7 recorded=7 overwritten=0 torn=0 dropped=0 in_flight=1 end=signalled signal=11 ' "process summary"
+  expect_line "$dir/d" '^unflight CommShrink \(communicator [0-9a-f]+\)$' "CommShrink in flight"
+  "$probe" collectives "$traces" >"$dir/report" 2>&1
+  expect_line "$dir/report" '^error rank-stuck' "finding"
+  expect_line "$dir/report" 'was inside CommShrink \(communicator [0-9a-f]+\) when signal 11 ended it' "message"
   ;;
 *)
   echo "unknown case $case_"

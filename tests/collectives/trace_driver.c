@@ -8,6 +8,7 @@
  *        Then prints "done" and waits for a signal when DRIVER_WAIT is set, else exits 0.
  *   all  every entry point the recorder intercepts once, groups nested two deep; exits 0.
  *   group  GroupStart, Send, Recv, GroupEnd on one communicator; exits 0.
+ *   shrink_null  5 AllReduce, then ncclCommShrink(NULL, ...), which crashes the real NCCL 2.28.9.
  *   private  opens NCCL with RTLD_LOCAL and calls ncclAllReduce through that handle (invisible
  *        to an interposer), prints "done" and waits for a signal.
  * Exit 77 when libnccl.so.2 cannot be loaded. */
@@ -116,6 +117,18 @@ static int group(void) {
   return 0;
 }
 
+/* 5 AllReduce, then ncclCommShrink on a null parent: the real NCCL 2.28.9 dereferences it
+ * (SIGSEGV), so the process dies inside an NCCL call. Returns 3 if it did not crash. */
+static int shrink_null(void) {
+  Comm comm = init_rank(0, 1);
+  for (int i = 0; i < 5; ++i) ((AllReduceFn)sym("ncclAllReduce"))(NULL, NULL, 8, kFloat32, kSum, comm, NULL);
+  Comm shrunk = NULL;
+  int exclude[1] = {1};
+  ((ShrinkFn)sym("ncclCommShrink"))(NULL, exclude, 1, &shrunk, NULL, 0);
+  printf("no crash\n");
+  return 3;
+}
+
 static int private_handle(void) {
   void* h = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
   if (h == NULL) return kSkip;
@@ -140,6 +153,7 @@ int main(int argc, char** argv) {
     return loop(atoi(argv[2]), atoi(argv[3]), atol(argv[4]), argc > 5 ? atol(argv[5]) : -1);
   if (strcmp(argv[1], "all") == 0) return all();
   if (strcmp(argv[1], "group") == 0) return group();
+  if (strcmp(argv[1], "shrink_null") == 0) return shrink_null();
   fprintf(stderr, "trace_driver: bad arguments\n");
   return 2;
 }
