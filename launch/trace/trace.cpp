@@ -154,6 +154,11 @@ int this_tid() {
 }
 
 int launcher_rank() {
+  // torchrun's workers (TORCHELASTIC_RUN_ID set) carry their job rank in RANK; the Slurm or MPI
+  // rank they inherit from `srun torchrun` is the node's, shared by all its workers.
+  const char* elastic = getenv("TORCHELASTIC_RUN_ID");
+  const char* rank = getenv("RANK");
+  if (elastic != nullptr && rank != nullptr && *rank != '\0') return atoi(rank);
   // Why these: Open MPI, PMIx, MPICH/PMI, Slurm, torchrun. The first one set wins.
   for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID", "RANK"}) {
     const char* v = getenv(name);

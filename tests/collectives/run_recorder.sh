@@ -19,6 +19,7 @@
 #   sighup_ignored SIGHUP ignored (nohup) stays ignored with the recorder preloaded
 #   no_dir         DENPEX_TRACE_DIR does not exist: one line on stderr, the program runs on
 #   fsize_limit    ulimit -f below the ring size: no SIGXFSZ death, one line on stderr
+#   launcher_rank  the job rank of a torchrun worker under srun is RANK, not SLURM_PROCID
 #   crash_in_nccl  (real NCCL) the process dies inside ncclCommShrink: that call is in flight
 set -u
 case_=$1 kind=$2 nccl_dir=$3 lib=$4 drv=$5 dump=$6 probe=$7
@@ -275,6 +276,18 @@ crash_in_nccl)
   "$probe" collectives "$traces" >"$dir/report" 2>&1
   expect_line "$dir/report" '^error rank-stuck' "finding"
   expect_line "$dir/report" 'was inside CommShrink \(communicator [0-9a-f]+\) when signal 11 ended it' "message"
+  ;;
+launcher_rank)
+  # srun torchrun: every worker inherits the node's SLURM_PROCID; torchrun's RANK is the job rank.
+  "${pre[@]}" SLURM_PROCID=1 RANK=13 TORCHELASTIC_RUN_ID=job7 "$drv" loop 5 16 3 >"$dir/out" 2>&1 &
+  a=$!
+  "${pre[@]}" SLURM_PROCID=1 RANK=13 "$drv" loop 5 16 3 >"$dir/out2" 2>&1 &  # plain srun: Slurm's rank
+  b=$!
+  wait "$a" "$b"
+  dump_of "$a" "$dir/da" || exit 1
+  dump_of "$b" "$dir/db" || exit 1
+  expect_line "$dir/da" '^process .* rank=13 ' "torchrun worker named by RANK"
+  expect_line "$dir/db" '^process .* rank=1 ' "srun task named by SLURM_PROCID"
   ;;
 *)
   echo "unknown case $case_"
