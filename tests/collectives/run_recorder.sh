@@ -19,6 +19,7 @@
 #   sighup_ignored SIGHUP ignored (nohup) stays ignored with the recorder preloaded
 #   no_dir         DENPEX_TRACE_DIR does not exist: one line on stderr, the program runs on
 #   fsize_limit    ulimit -f below the ring size: no SIGXFSZ death, one line on stderr
+#   fork           a forked child gets its own trace; the parent's is untouched
 #   launcher_rank  the job rank of a torchrun worker under srun is RANK, not SLURM_PROCID
 #   crash_in_nccl  (real NCCL) the process dies inside ncclCommShrink: that call is in flight
 set -u
@@ -288,6 +289,19 @@ launcher_rank)
   dump_of "$b" "$dir/db" || exit 1
   expect_line "$dir/da" '^process .* rank=13 ' "torchrun worker named by RANK"
   expect_line "$dir/db" '^process .* rank=1 ' "srun task named by SLURM_PROCID"
+  ;;
+fork)
+  # A forked child writes its own trace, never into the parent's shared mapping.
+  start "$dir/out" -- fork
+  pid=$last_pid
+  wait "$pid" || say_fail "driver exit $?"
+  child=$(sed -n 's/^child \([0-9]*\)$/\1/p' "$dir/out")
+  dump_of "$pid" "$dir/dp" || exit 1
+  dump_of "$child" "$dir/dc" || exit 1
+  expect_line "$dir/dp" '^process calls=5 recorded=5 .* end=exited ' "parent: init + 4 calls"
+  [ "$(grep -c '^call .* count=16$' "$dir/dp")" -eq 0 ] || say_fail "the child's calls are in the parent's trace"
+  expect_line "$dir/dc" '^process calls=2 recorded=2 .* end=exited ' "child: its 2 calls"
+  [ "$(grep -c '^call .* AllReduce .* count=16$' "$dir/dc")" -eq 2 ] || say_fail "the child's trace lacks its 2 calls"
   ;;
 *)
   echo "unknown case $case_"

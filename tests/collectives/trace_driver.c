@@ -8,6 +8,7 @@
  *        Then prints "done" and waits for a signal when DRIVER_WAIT is set, else exits 0.
  *   all  every entry point the recorder intercepts once, groups nested two deep; exits 0.
  *   group  GroupStart, Send, Recv, GroupEnd on one communicator; exits 0.
+ *   fork  init + 3 AllReduce, fork: the child makes 2 (count 16) and exits, the parent 1 more.
  *   shrink_null  5 AllReduce, then ncclCommShrink(NULL, ...), which crashes the real NCCL 2.28.9.
  *   private  opens NCCL with RTLD_LOCAL and calls ncclAllReduce through that handle (invisible
  *        to an interposer), prints "done" and waits for a signal.
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 typedef struct { char internal[128]; } UniqueId;
@@ -129,6 +131,24 @@ static int shrink_null(void) {
   return 3;
 }
 
+/* init + 3 AllReduce, fork; the child makes 2 and exits; then the parent makes 1 more. */
+static int forked(void) {
+  Comm comm = init_rank(0, 1);
+  AllReduceFn all_reduce = (AllReduceFn)sym("ncclAllReduce");
+  for (int i = 0; i < 3; ++i) all_reduce(NULL, NULL, 8, kFloat32, kSum, comm, NULL);
+  fflush(stdout);
+  pid_t child = fork();
+  if (child == 0) {
+    for (int i = 0; i < 2; ++i) all_reduce(NULL, NULL, 16, kFloat32, kSum, comm, NULL);
+    printf("child %d\n", (int)getpid());
+    exit(0);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  all_reduce(NULL, NULL, 8, kFloat32, kSum, comm, NULL);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
+
 static int private_handle(void) {
   void* h = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
   if (h == NULL) return kSkip;
@@ -154,6 +174,7 @@ int main(int argc, char** argv) {
   if (strcmp(argv[1], "all") == 0) return all();
   if (strcmp(argv[1], "group") == 0) return group();
   if (strcmp(argv[1], "shrink_null") == 0) return shrink_null();
+  if (strcmp(argv[1], "fork") == 0) return forked();
   fprintf(stderr, "trace_driver: bad arguments\n");
   return 2;
 }
