@@ -100,26 +100,8 @@ void read_v2(std::ifstream& f, const json& header, CollectiveInput* in) {
   // A file cut short (a full disk, a copy interrupted) keeps the slots it has.
   const unsigned long long fit = (size - tf::kRingOffset) / tf::kSlotBytes;
   const unsigned long long nslots = std::min<unsigned long long>(ctl.slots, fit);
-  std::vector<tf::TraceSlot> slots;
-  std::vector<tf::TraceSlot> chunk(std::min<unsigned long long>(nslots, 65536));
-  f.seekg(static_cast<std::streamoff>(tf::kRingOffset));
-  for (unsigned long long i = 0; i < nslots;) {
-    size_t n = static_cast<size_t>(std::min<unsigned long long>(chunk.size(), nslots - i));
-    if (!f.read(reinterpret_cast<char*>(chunk.data()), static_cast<std::streamsize>(n * sizeof(tf::TraceSlot)))) break;
-    for (size_t k = 0; k < n; ++k) {
-      const auto& sl = chunk[k];
-      // A slot is a call when its number is one this ring can hold at this index.
-      if (sl.seq != 0 && sl.seq <= ctl.next && ((sl.seq - 1) & (ctl.slots - 1)) == i + k) slots.push_back(sl);
-    }
-    i += n;
-  }
-  std::sort(slots.begin(), slots.end(), [](const tf::TraceSlot& a, const tf::TraceSlot& b) { return a.seq < b.seq; });
-  const unsigned long long expected = std::min<unsigned long long>(ctl.next, ctl.slots);
-  proc.recorded = static_cast<long long>(slots.size());
-  proc.torn = expected > slots.size() ? static_cast<long long>(expected - slots.size()) : 0;
   in->lines = 1;
 
-  const bool truncated = proc.overwritten > 0 || proc.torn > 0;
   std::map<std::pair<std::string, int>, size_t> index;  // (comm, rank in comm) -> sequences[i]
   auto sequence = [&](const std::string& comm, const tf::TraceSlot& sl) -> CommSequence& {
     auto key = std::make_pair(comm, static_cast<int>(sl.rank));
@@ -133,7 +115,6 @@ void read_v2(std::ifstream& f, const json& header, CollectiveInput* in) {
       q.host = proc.host;
       q.pid = ctl.pid;
       q.source = in->path;
-      q.truncated = truncated;
       it = index.emplace(key, in->sequences.size()).first;
       in->sequences.push_back(std::move(q));
     }
@@ -141,7 +122,35 @@ void read_v2(std::ifstream& f, const json& header, CollectiveInput* in) {
   };
   // Calls made inside the open outermost group of each thread: (sequence, call) indexes.
   std::map<int, std::vector<std::pair<size_t, size_t>>> open_group;
-  for (const auto& sl : slots) {
+  // Calls in order, oldest kept first: call q is in slot (q-1) mod N, so the ring is read from
+  // the oldest call's slot round to the newest, a chunk at a time, and never held whole.
+  std::vector<tf::TraceSlot> chunk(static_cast<size_t>(std::min<unsigned long long>(nslots, 65536)));
+  unsigned long long chunk_begin = 0, chunk_end = 0;  // slot indexes in `chunk`
+  const unsigned long long first = ctl.next > ctl.slots ? ctl.next - ctl.slots + 1 : 1;
+  for (unsigned long long q = first; ctl.slots > 0 && q <= ctl.next && q != 0; ++q) {
+    const unsigned long long at = (q - 1) & (ctl.slots - 1);
+    if (at >= nslots) {  // beyond the end of a cut file
+      ++proc.torn;
+      continue;
+    }
+    if (at < chunk_begin || at >= chunk_end) {
+      size_t n = static_cast<size_t>(std::min<unsigned long long>(chunk.size(), nslots - at));
+      f.clear();
+      f.seekg(static_cast<std::streamoff>(tf::kRingOffset + at * tf::kSlotBytes));
+      if (!f.read(reinterpret_cast<char*>(chunk.data()), static_cast<std::streamsize>(n * sizeof(tf::TraceSlot)))) {
+        ++proc.torn;
+        continue;
+      }
+      chunk_begin = at;
+      chunk_end = at + n;
+    }
+    const tf::TraceSlot& sl = chunk[static_cast<size_t>(at - chunk_begin)];
+    // Anything but this call's number is a slot cut while being written (0) or never finished.
+    if (sl.seq != q) {
+      ++proc.torn;
+      continue;
+    }
+    ++proc.recorded;
     std::string name;
     bool is_call = false, is_life = false;
     if (!op_info(sl.op, &name, &is_call, &is_life)) {
@@ -170,8 +179,8 @@ void read_v2(std::ifstream& f, const json& header, CollectiveInput* in) {
     const std::string comm = fmt::format("{:016x}", sl.comm);
     if (sl.op == tf::kOpGroupEnd && sl.depth <= 1) {
       auto& grouped = open_group[sl.tid];
-      for (const auto& at : grouped)
-        if (c.state == CallState::in_flight) in->sequences[at.first].calls[at.second].state = CallState::in_flight;
+      for (const auto& g : grouped)
+        if (c.state == CallState::in_flight) in->sequences[g.first].calls[g.second].state = CallState::in_flight;
       if (c.state == CallState::in_flight && grouped.empty())
         proc.in_flight_unattributed.push_back("ncclGroupEnd (no grouped call on a known communicator recorded)");
       grouped.clear();
@@ -187,15 +196,16 @@ void read_v2(std::ifstream& f, const json& header, CollectiveInput* in) {
                         (sl.flags & tf::kFlagCommKnown) != 0 ? comm : fmt::format("0x{:x}", sl.comm)));
       continue;
     }
-    CommSequence& q = sequence(comm, sl);
-    if (sl.nranks > 0) q.nranks = sl.nranks;
+    CommSequence& seq = sequence(comm, sl);
+    if (sl.nranks > 0) seq.nranks = sl.nranks;
     if (is_life) {
-      q.comm_calls.push_back(c);
+      seq.comm_calls.push_back(c);
       continue;
     }
-    q.calls.push_back(c);
-    if (sl.depth > 0) open_group[sl.tid].emplace_back(index[{comm, sl.rank}], q.calls.size() - 1);
+    seq.calls.push_back(c);
+    if (sl.depth > 0) open_group[sl.tid].emplace_back(index[{comm, sl.rank}], seq.calls.size() - 1);
   }
+  for (auto& seq : in->sequences) seq.truncated = proc.overwritten > 0 || proc.torn > 0;
   in->processes.push_back(std::move(proc));
 }
 
