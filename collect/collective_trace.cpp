@@ -102,13 +102,15 @@ void read_v2(std::ifstream& f, const json& header, CollectiveInput* in) {
   const unsigned long long nslots = std::min<unsigned long long>(ctl.slots, fit);
   in->lines = 1;
 
-  std::map<std::pair<std::string, int>, size_t> index;  // (comm, rank in comm) -> sequences[i]
-  auto sequence = [&](const std::string& comm, const tf::TraceSlot& sl) -> CommSequence& {
-    auto key = std::make_pair(comm, static_cast<int>(sl.rank));
+  // (communicator id, rank in it) -> in->sequences[i]; keyed by number so that the comm's name
+  // is formatted once per sequence, not once per call.
+  std::map<std::pair<uint64_t, int>, size_t> index;
+  auto sequence_of = [&](const tf::TraceSlot& sl) -> size_t {
+    auto key = std::make_pair(static_cast<uint64_t>(sl.comm), static_cast<int>(sl.rank));
     auto it = index.find(key);
     if (it == index.end()) {
       CommSequence q;
-      q.comm = comm;
+      q.comm = fmt::format("{:016x}", sl.comm);
       q.rank = sl.rank;
       q.nranks = sl.nranks;
       q.global_rank = ctl.rank;
@@ -118,7 +120,7 @@ void read_v2(std::ifstream& f, const json& header, CollectiveInput* in) {
       it = index.emplace(key, in->sequences.size()).first;
       in->sequences.push_back(std::move(q));
     }
-    return in->sequences[it->second];
+    return it->second;
   };
   // Calls made inside the open outermost group of each thread: (sequence, call) indexes.
   std::map<int, std::vector<std::pair<size_t, size_t>>> open_group;
@@ -176,7 +178,6 @@ void read_v2(std::ifstream& f, const json& header, CollectiveInput* in) {
     c.in_group = sl.depth > 0;
     if (c.state == CallState::in_flight) ++proc.in_flight;
     const bool known = (sl.flags & tf::kFlagCommKnown) != 0 && sl.rank >= 0;
-    const std::string comm = fmt::format("{:016x}", sl.comm);
     if (sl.op == tf::kOpGroupEnd && sl.depth <= 1) {
       auto& grouped = open_group[sl.tid];
       for (const auto& g : grouped)
@@ -193,19 +194,24 @@ void read_v2(std::ifstream& f, const json& header, CollectiveInput* in) {
         proc.in_flight_unattributed.push_back(
             fmt::format("{} ({} {})", is_call ? describe(c) : name,
                         (sl.flags & tf::kFlagCommKnown) != 0 ? "communicator" : "communicator handle",
-                        (sl.flags & tf::kFlagCommKnown) != 0 ? comm : fmt::format("0x{:x}", sl.comm)));
+                        (sl.flags & tf::kFlagCommKnown) != 0 ? fmt::format("{:016x}", sl.comm)
+                                                             : fmt::format("0x{:x}", sl.comm)));
       continue;
     }
-    CommSequence& seq = sequence(comm, sl);
+    const size_t at_seq = sequence_of(sl);
+    CommSequence& seq = in->sequences[at_seq];
     if (sl.nranks > 0) seq.nranks = sl.nranks;
     if (is_life) {
-      seq.comm_calls.push_back(c);
+      seq.comm_calls.push_back(std::move(c));
       continue;
     }
-    seq.calls.push_back(c);
-    if (sl.depth > 0) open_group[sl.tid].emplace_back(index[{comm, sl.rank}], seq.calls.size() - 1);
+    seq.calls.push_back(std::move(c));
+    if (sl.depth > 0) open_group[sl.tid].emplace_back(at_seq, seq.calls.size() - 1);
   }
-  for (auto& seq : in->sequences) seq.truncated = proc.overwritten > 0 || proc.torn > 0;
+  for (auto& seq : in->sequences) {
+    seq.truncated = proc.overwritten > 0 || proc.torn > 0;
+    seq.calls.shrink_to_fit();  // a full ring is 262,144 calls: no doubling slack kept per rank
+  }
   in->processes.push_back(std::move(proc));
 }
 
