@@ -375,8 +375,8 @@ std::string describe_others(const std::vector<const Position*>& others, const Co
     }
     std::string now = o->in_flight != nullptr ? fmt::format("are waiting in {} since {}", where(*o->in_flight),
                                                             utc_time(o->in_flight->entered_ns))
-                      : o->last != nullptr ? fmt::format("returned from every call since (last: {})", where(*o->last))
-                                           : std::string("made no call since");
+                      : o->last != nullptr ? fmt::format("are not in NCCL now (last call: {}, returned)", where(*o->last))
+                                           : std::string("are not in NCCL now");
     by_state[did + " and " + now].push_back(blame_rank(*o->m));
   }
   std::vector<std::string> parts;

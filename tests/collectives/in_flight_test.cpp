@@ -79,6 +79,17 @@ TEST_CASE("rank-stuck: the rank in flight in #50 while the others returned from 
   CHECK(f.size() == 1);
 }
 
+TEST_CASE("rank-stuck: the others went past and are out of NCCL") {
+  std::vector<CommSequence> seqs = {ranks_calls(0, 0, 9, false), ranks_calls(1, 0, 9, false),
+                                    ranks_calls(2, 0, 4, true), ranks_calls(3, 0, 9, false)};
+  auto f = analyse_sequences(seqs);
+  const Finding* s = find_code(f, "rank-stuck");
+  REQUIRE(s != nullptr);
+  CHECK(s->ranks == std::vector<int>{2});
+  CHECK(s->message.find("ranks 0-1,3 returned from #4 and are not in NCCL now (last call: AllReduce #9, returned)") !=
+        std::string::npos);
+}
+
 TEST_CASE("collective-in-flight names the rank that never entered the call the others wait in") {
   std::vector<CommSequence> seqs = {ranks_calls(0, 0, 5, true), ranks_calls(1, 0, 5, true),
                                     ranks_calls(2, 0, 4, false), ranks_calls(3, 0, 5, true)};
