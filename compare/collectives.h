@@ -45,7 +45,7 @@ struct CollectiveCall {
   // Recorder v2 only (-1 / unknown otherwise):
   long long coll_seq = -1;        // collectives on this communicator before this one: aligns rings that wrapped
   CallState state = CallState::unknown;
-  long long entered_ns = -1;      // CLOCK_REALTIME at entry, ns since the epoch
+  long long entered_ns = -1;      // wall clock at entry, ns since the epoch (1-4 ms resolution)
   long long returned_ns = -1;     // at return, -1 while in flight
   int status = -1;                // ncclResult_t once returned
   bool in_group = false;          // made inside ncclGroupStart/End; in flight when the group's End is
@@ -119,7 +119,8 @@ std::string describe(const CollectiveCall& c);
 // of its communicator went past it is `rank-stuck` (error), naming the rank, the call, since when,
 // and where the others are; ranks that wait in a call a rank of the communicator never entered
 // give `collective-in-flight` naming the rank that is not there (error), or, when no rank in the
-// input is behind, all the waiting ranks (warning).
+// input is behind, all the waiting ranks (warning). A rank whose sequence ends in a call in
+// flight is stuck there, not missing the next call: no `collective-missing` for it.
 // Never fails; an empty input gives no findings.
 std::vector<Finding> analyse_sequences(const std::vector<CommSequence>& sequences);
 
