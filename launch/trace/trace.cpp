@@ -301,8 +301,9 @@ bool create_file(TraceState& s, uint64_t slots) {
 }
 
 // True when the file is mapped. The first caller makes it; a failure is said once on stderr and
-// never retried (nobody else will tell the user that nothing is recorded).
-bool ensure_file(TraceState& s, uint64_t slots) {
+// never retried (nobody else will tell the user that nothing is recorded), except in a signal
+// handler, where strerror (locale, allocation) is not safe to call.
+bool ensure_file(TraceState& s, uint64_t slots, bool in_handler = false) {
   int st = s.file.load(std::memory_order_acquire);
   if (st == kFileReady) return true;
   if (st != kFileNone || !s.file.compare_exchange_strong(st, kFileCreating)) return false;
@@ -312,6 +313,7 @@ bool ensure_file(TraceState& s, uint64_t slots) {
   }
   int err = errno;
   s.file.store(kFileFailed, std::memory_order_release);
+  if (in_handler) return false;
   char msg[PATH_MAX + 160];
   auto r = fmt::format_to_n(msg, sizeof msg - 1,
                             "libdenpex-trace.so: cannot create {}: {}; NCCL calls of this process are not recorded "
@@ -326,7 +328,7 @@ bool ensure_file(TraceState& s, uint64_t slots) {
 void close_trace(TraceState& s, uint32_t state, int sig) {
   if (s.file.load(std::memory_order_acquire) == kFileNone) {
     char lib[256];
-    if (!find_nccl_mapping(lib, sizeof lib) || !ensure_file(s, 0)) return;
+    if (!find_nccl_mapping(lib, sizeof lib) || !ensure_file(s, 0, state == tf::kStateSignalled)) return;
   }
   tf::TraceControl* ctl = __atomic_load_n(&s.ctl, __ATOMIC_ACQUIRE);
   if (ctl == nullptr) return;
