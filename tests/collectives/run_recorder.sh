@@ -19,6 +19,7 @@
 #   sighup_ignored SIGHUP ignored (nohup) stays ignored with the recorder preloaded
 #   no_dir         DENPEX_TRACE_DIR does not exist: one line on stderr, the program runs on
 #   fsize_limit    ulimit -f below the ring size: no SIGXFSZ death, one line on stderr
+#   threads        4 threads calling concurrently: nothing lost, torn or misnumbered
 #   fork           a forked child gets its own trace; the parent's is untouched
 #   launcher_rank  the job rank of a torchrun worker under srun is RANK, not SLURM_PROCID
 #   crash_in_nccl  (real NCCL) the process dies inside ncclCommShrink: that call is in flight
@@ -302,6 +303,22 @@ fork)
   [ "$(grep -c '^call .* count=16$' "$dir/dp")" -eq 0 ] || say_fail "the child's calls are in the parent's trace"
   expect_line "$dir/dc" '^process calls=2 recorded=2 .* end=exited ' "child: its 2 calls"
   [ "$(grep -c '^call .* AllReduce .* count=16$' "$dir/dc")" -eq 2 ] || say_fail "the child's trace lacks its 2 calls"
+  ;;
+threads)
+  # 4 threads calling at once, each on its own communicator: every call in, each communicator's
+  # numbers contiguous, nothing torn.
+  start "$dir/out" -- threads
+  pid=$last_pid
+  wait "$pid" || say_fail "driver exit $?"
+  dump_of "$pid" "$dir/d" || exit 1
+  expect_line "$dir/d" '^process calls=200004 recorded=200004 overwritten=0 torn=0 dropped=0 in_flight=0 end=exited ' "process summary"
+  for t in 0 1 2 3; do
+    grep "^call .* AllReduce .* count=$((100 + t))\$" "$dir/d" | sed 's/.* coll=\([0-9]*\) .*/\1/' >"$dir/c$t"
+    n=$(wc -l <"$dir/c$t")
+    [ "$n" -eq 50000 ] || say_fail "thread $t: $n calls, expected 50000"
+    awk 'NR == 1 && $1 != 0 { bad = 1 } NR > 1 && $1 != prev + 1 { bad = 1 } { prev = $1 } END { exit bad }' "$dir/c$t" \
+      || say_fail "thread $t: collective numbers not 0..49999 in order"
+  done
   ;;
 *)
   echo "unknown case $case_"

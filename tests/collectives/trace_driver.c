@@ -8,12 +8,14 @@
  *        Then prints "done" and waits for a signal when DRIVER_WAIT is set, else exits 0.
  *   all  every entry point the recorder intercepts once, groups nested two deep; exits 0.
  *   group  GroupStart, Send, Recv, GroupEnd on one communicator; exits 0.
+ *   threads  4 threads, each its own communicator, 50,000 AllReduce each, concurrently.
  *   fork  init + 3 AllReduce, fork: the child makes 2 (count 16) and exits, the parent 1 more.
  *   shrink_null  5 AllReduce, then ncclCommShrink(NULL, ...), which crashes the real NCCL 2.28.9.
  *   private  opens NCCL with RTLD_LOCAL and calls ncclAllReduce through that handle (invisible
  *        to an interposer), prints "done" and waits for a signal.
  * Exit 77 when libnccl.so.2 cannot be loaded. */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +133,26 @@ static int shrink_null(void) {
   return 3;
 }
 
+/* 4 threads, each with its own communicator, 50,000 AllReduce each at the same time. */
+static void* thread_calls(void* arg) {
+  int t = (int)(long)arg;
+  UniqueId id;
+  memset(&id, 'T' + t, sizeof id);
+  Comm comm = NULL;
+  ((InitRankFn)sym("ncclCommInitRank"))(&comm, 1, id, 0);
+  AllReduceFn all_reduce = (AllReduceFn)sym("ncclAllReduce");
+  for (int i = 0; i < 50000; ++i) all_reduce(NULL, NULL, 100 + t, kFloat32, kSum, comm, NULL);
+  return NULL;
+}
+
+static int threads(void) {
+  pthread_t th[4];
+  for (long t = 0; t < 4; ++t) pthread_create(&th[t], NULL, thread_calls, (void*)t);
+  for (int t = 0; t < 4; ++t) pthread_join(th[t], NULL);
+  printf("done\n");
+  return 0;
+}
+
 /* init + 3 AllReduce, fork; the child makes 2 and exits; then the parent makes 1 more. */
 static int forked(void) {
   Comm comm = init_rank(0, 1);
@@ -175,6 +197,7 @@ int main(int argc, char** argv) {
   if (strcmp(argv[1], "group") == 0) return group();
   if (strcmp(argv[1], "shrink_null") == 0) return shrink_null();
   if (strcmp(argv[1], "fork") == 0) return forked();
+  if (strcmp(argv[1], "threads") == 0) return threads();
   fprintf(stderr, "trace_driver: bad arguments\n");
   return 2;
 }
