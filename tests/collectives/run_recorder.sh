@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # The crash-safe recorder (issue 14), one scenario per CTest test.
 #
-# usage: run_recorder.sh CASE standin|real NCCL_DIR TRACE_LIB DRIVER DUMP PROBE   (exit 77 = skipped)
+# usage: run_recorder.sh CASE standin NCCL_DIR TRACE_LIB DRIVER DUMP PROBE   (exit 77 = skipped)
+#        run_recorder.sh CASE real BLOCKER TRACE_LIB DRIVER DUMP PROBE
 #   standin: NCCL_DIR holds the stand-in libnccl.so.2 whose N-th call blocks (tests/standins/blocking_nccl.c)
 #   real:    the libnccl.so.2 of the loader cache (ldconfig -p); without a GPU its init fails and
-#            every call on the null communicator returns ncclInvalidArgument (4) at once.
+#            every call on the null communicator returns ncclInvalidArgument (4) at once. To block
+#            it inside a call, BLOCKER (nccl_blocker.c) is preloaded too: the vsnprintf NCCL formats
+#            its error with never returns in the chosen call.
 # CASE:
 #   kill200k       200,000 AllReduce, then SIGKILL: all 200,000 are in the trace, returned
-#   inflight       call 51 blocks, SIGKILL: the trace holds 50 returned calls and #50 in flight
+#   inflight       call 51 blocks (real NCCL: blocked with BLOCKER), SIGKILL: the trace holds 50 returned calls and #50 in flight
 #   stuck_rank     4 ranks; rank 3 blocks in call 51, ranks 0-2 in call 52; SIGKILL all: the analysis
 #                  names rank 3, AllReduce #50, and ranks 0-2 waiting in #51
 #   ring_wrap      a 1024-slot ring after 2,501 calls: sequence numbers continue, 1,477 overwritten;
@@ -25,6 +28,7 @@
 #   crash_in_nccl  (real NCCL) the process dies inside ncclCommShrink: that call is in flight
 set -u
 case_=$1 kind=$2 nccl_dir=$3 lib=$4 drv=$5 dump=$6 probe=$7
+blocker=$3
 
 dir=$(mktemp -d)
 traces=$dir/traces
@@ -48,6 +52,15 @@ else
 fi
 # Without the stand-in's blocking knobs unless a case sets them.
 unset DENPEX_STANDIN_BLOCK_AT DENPEX_STANDIN_BLOCK_IN DENPEX_TRACE_SLOTS RANK
+
+# block_in K: the environment that makes NCCL block inside AllReduce call K (0-based) of `loop`.
+block_in() {
+  if [ "$kind" = standin ]; then
+    echo "DENPEX_STANDIN_BLOCK_AT=$(($1 + 1))"
+  else
+    echo "LD_PRELOAD=$lib:$blocker DRIVER_BLOCK_AT=$1"
+  fi
+}
 
 trace_of() { ls "$traces"/denpex-trace.*."$1".trace 2>/dev/null | head -1; }
 
@@ -110,8 +123,8 @@ kill200k)
   expect_line "$dir/d" " AllReduce coll=199999 seq=199999 returned" "the last call"
   ;;
 inflight)
-  [ "$kind" = standin ] || { echo "SKIP: only the stand-in blocks"; exit 77; }
-  start "$dir/out" DENPEX_STANDIN_BLOCK_AT=51 -- loop 0 1 100
+  # shellcheck disable=SC2046
+  start "$dir/out" $(block_in 50) -- loop 0 1 100
   pid=$last_pid
   wait_until "call 51 in flight" in_flight_in "$pid"
   kill -9 "$pid"
@@ -128,11 +141,11 @@ inflight)
   expect_line "$dir/report" 'rank 0 is waiting in AllReduce #50 on communicator [0-9a-f]+ since [0-9-]+ [0-9:]+ UTC' "message"
   ;;
 stuck_rank)
-  [ "$kind" = standin ] || { echo "SKIP: only the stand-in blocks"; exit 77; }
   for r in 0 1 2 3; do
-    at=52
-    [ $r = 3 ] && at=51
-    start "$dir/out$r" RANK=$r DENPEX_STANDIN_BLOCK_AT=$at -- loop $r 4 100
+    at=51
+    [ $r = 3 ] && at=50
+    # shellcheck disable=SC2046
+    start "$dir/out$r" RANK=$r $(block_in $at) -- loop $r 4 100
     rp[$r]=$last_pid
   done
   for r in 0 1 2 3; do wait_until "rank $r in flight" in_flight_in "${rp[$r]}"; done

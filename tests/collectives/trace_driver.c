@@ -6,6 +6,7 @@
  *   loop RANK NRANKS CALLS [DIVERGE_AT]  ncclCommInitRank (the same unique id in every process),
  *        CALLS x AllReduce(1024 float32 sum); call DIVERGE_AT (0-based) has count 1000 instead.
  *        Then prints "done" and waits for a signal when DRIVER_WAIT is set, else exits 0.
+ *        DRIVER_BLOCK_AT=K with nccl_blocker.c preloaded: the real NCCL blocks inside call K.
  *   all  every entry point the recorder intercepts once, groups nested two deep; exits 0.
  *   group  GroupStart, Send, Recv, GroupEnd on one communicator; exits 0.
  *   threads  4 threads, each its own communicator, 50,000 AllReduce each, concurrently.
@@ -68,7 +69,14 @@ static Comm init_rank(int rank, int nranks) {
 static int loop(int rank, int nranks, long calls, long diverge_at) {
   Comm comm = init_rank(rank, nranks);
   AllReduceFn all_reduce = (AllReduceFn)sym("ncclAllReduce");
-  for (long i = 0; i < calls; ++i) all_reduce(NULL, NULL, i == diverge_at ? 1000 : 1024, kFloat32, kSum, comm, NULL);
+  /* DRIVER_BLOCK_AT=K with nccl_blocker.c preloaded: the real NCCL blocks inside call K (0-based). */
+  const char* block = getenv("DRIVER_BLOCK_AT");
+  long block_at = block != NULL ? atol(block) : -1;
+  void (*arm)(void) = block != NULL ? (void (*)(void))dlsym(RTLD_DEFAULT, "denpex_test_block_next_vsnprintf") : NULL;
+  for (long i = 0; i < calls; ++i) {
+    if (i == block_at && arm != NULL) arm();
+    all_reduce(NULL, NULL, i == diverge_at ? 1000 : 1024, kFloat32, kSum, comm, NULL);
+  }
   if (getenv("DRIVER_WAIT") != NULL) wait_for_signal();
   printf("done\n");
   return 0;
