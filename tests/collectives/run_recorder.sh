@@ -76,10 +76,12 @@ wait_until() {
   say_fail "gave up waiting for: $what"
   exit 1
 }
-in_flight_in() {  # in_flight_in PID: the trace of PID shows a call in flight
+# in_flight_at PID REGEX: the trace of PID shows the call matching REGEX in flight. Specific on
+# purpose: every call is in flight for a moment, and a kill then would catch the wrong one.
+in_flight_at() {
   local f
   f=$(trace_of "$1")
-  [ -n "$f" ] && "$dump" "$f" 2>/dev/null | grep -q '^process .* in_flight=[1-9]'
+  [ -n "$f" ] && "$dump" "$f" 2>/dev/null | grep -Eq "$2"
 }
 done_in() { grep -q '^done$' "$1" 2>/dev/null; }
 
@@ -126,7 +128,7 @@ inflight)
   # shellcheck disable=SC2046
   start "$dir/out" $(block_in 50) -- loop 0 1 100
   pid=$last_pid
-  wait_until "call 51 in flight" in_flight_in "$pid"
+  wait_until "call 51 in flight" in_flight_at "$pid" ' AllReduce coll=50 .* in_flight '
   kill -9 "$pid"
   wait "$pid" 2>/dev/null
   dump_of "$pid" "$dir/d" || exit 1
@@ -148,7 +150,11 @@ stuck_rank)
     start "$dir/out$r" RANK=$r $(block_in $at) -- loop $r 4 100
     rp[$r]=$last_pid
   done
-  for r in 0 1 2 3; do wait_until "rank $r in flight" in_flight_in "${rp[$r]}"; done
+  for r in 0 1 2 3; do
+    at=51
+    [ $r = 3 ] && at=50
+    wait_until "rank $r in flight in #$at" in_flight_at "${rp[$r]}" " AllReduce coll=$at .* in_flight "
+  done
   for r in 0 1 2 3; do kill -9 "${rp[$r]}"; done
   wait 2>/dev/null
   "$probe" collectives "$traces" --json "$dir/report.json" >"$dir/report" 2>&1
@@ -233,7 +239,10 @@ group)
   [ "$kind" = standin ] || { echo "SKIP: only the stand-in blocks"; exit 77; }
   start "$dir/out" DENPEX_STANDIN_BLOCK_IN=ncclGroupEnd -- group
   pid=$last_pid
-  wait_until "GroupEnd in flight" in_flight_in "$pid"
+  # Once GroupEnd is recorded it is the call in flight: the stand-in blocks the first one.
+  wait_until "GroupEnd in flight" in_flight_at "$pid" '^op GroupEnd 1$'
+  wait_until "GroupEnd in flight" in_flight_at "$pid" '^process .* in_flight=1 '
+
   kill -9 "$pid"
   wait "$pid" 2>/dev/null
   dump_of "$pid" "$dir/d" || exit 1
