@@ -361,8 +361,14 @@ Position position_of(const CommSequence& m) {
 
 // What the ranks past a stuck rank are doing: "ranks 0-2 returned from #50 and are waiting in
 // AllReduce #51", grouped by what they do.
+// Ranks are grouped by what they do, not by when they started it: the group's time is its
+// earliest (ranks reach a call seconds apart).
 std::string describe_others(const std::vector<const Position*>& others, const CollectiveCall& stuck) {
-  std::map<std::string, std::vector<int>> by_state;
+  struct State {
+    std::vector<int> ranks;
+    long long since = -1;  // earliest entry into the call they wait in, -1 when not waiting
+  };
+  std::map<std::string, State> by_state;
   for (const auto* o : others) {
     std::string did;
     if (stuck.coll_seq >= 0 && o->entered > stuck.coll_seq) {
@@ -373,21 +379,24 @@ std::string describe_others(const std::vector<const Position*>& others, const Co
     } else {
       did = fmt::format("returned from {}", call_name(stuck));
     }
-    std::string now = o->in_flight != nullptr ? fmt::format("are waiting in {} since {}", where(*o->in_flight),
-                                                            utc_time(o->in_flight->entered_ns))
+    std::string now = o->in_flight != nullptr ? fmt::format("are waiting in {}", where(*o->in_flight))
                       : o->last != nullptr ? fmt::format("are not in NCCL now (last call: {}, returned)", where(*o->last))
                                            : std::string("are not in NCCL now");
-    by_state[did + " and " + now].push_back(blame_rank(*o->m));
+    State& st = by_state[did + " and " + now];
+    st.ranks.push_back(blame_rank(*o->m));
+    if (o->in_flight != nullptr && o->in_flight->entered_ns >= 0 &&
+        (st.since < 0 || o->in_flight->entered_ns < st.since))
+      st.since = o->in_flight->entered_ns;
   }
   std::vector<std::string> parts;
   for (const auto& kv : by_state) {
-    std::string who = rank_list(kv.second);
     std::string text = kv.first;
-    if (kv.second.size() == 1) {  // "rank 0 ... is waiting"
+    if (kv.second.ranks.size() == 1) {  // "rank 0 ... is waiting"
       auto at = text.find(" are ");
       if (at != std::string::npos) text.replace(at, 5, " is ");
     }
-    parts.push_back(fmt::format("{} {}", who, text));
+    if (kv.second.since >= 0) text += " since " + utc_time(kv.second.since);
+    parts.push_back(fmt::format("{} {}", rank_list(kv.second.ranks), text));
   }
   return fmt::format("{}", fmt::join(parts, "; "));
 }

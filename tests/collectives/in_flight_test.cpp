@@ -61,6 +61,8 @@ const Finding* find_code(const std::vector<Finding>& f, const std::string& code)
 TEST_CASE("rank-stuck: the rank in flight in #50 while the others returned from it and wait in #51") {
   std::vector<CommSequence> seqs = {ranks_calls(0, 0, 51, true), ranks_calls(1, 0, 51, true),
                                     ranks_calls(2, 0, 51, true), ranks_calls(3, 0, 50, true)};
+  // Rank 1 reached #51 three seconds after the others: still one group, with the earliest time.
+  seqs[1].calls.back().entered_ns += 3000000000LL;
   auto f = analyse_sequences(seqs);
   const Finding* s = find_code(f, "rank-stuck");
   REQUIRE(s != nullptr);
