@@ -195,19 +195,23 @@ fi
 # --- 6. collective recorder overhead ------------------------------------------------------------
 log "6/6 recorder overhead per call ($TRACE_CALLS calls, 3 interleaved runs with/without LD_PRELOAD)"
 mkdir -p "$TMP/trace"
-: >"$TMP/trace_direct.txt"; : >"$TMP/trace_traced.txt"
+: >"$TMP/trace_direct.txt"; : >"$TMP/trace_traced.txt"; : >"$TMP/trace_overhead.txt"
 trace_ok=1
 for i in 1 2 3; do
   "$TRACE_BENCH" "$TRACE_CALLS" >"$TMP/t.txt" 2>/dev/null || trace_ok=0
   awk '$1 == "traced" { print $2 }' "$TMP/t.txt" >>"$TMP/trace_direct.txt"
   DENPEX_TRACE_DIR=$TMP/trace LD_PRELOAD=$TRACE_LIB "$TRACE_BENCH" "$TRACE_CALLS" >"$TMP/t.txt" 2>/dev/null || trace_ok=0
   awk '$1 == "traced" { print $2 }' "$TMP/t.txt" >>"$TMP/trace_traced.txt"
+  # Same process, same moment: traced minus direct (issue 14's figure, crash-safe ring on).
+  awk '$1 == "overhead" { print $2 }' "$TMP/t.txt" >>"$TMP/trace_overhead.txt"
   rm -rf "$TMP/trace"/*
 done
 if [ $trace_ok = 1 ]; then
   med() { sort -n "$1" | sed -n 2p; }
   td=$(med "$TMP/trace_direct.txt"); tt=$(med "$TMP/trace_traced.txt")
   row "recorder: ns per ncclAllReduce call" "$tt" "$td" "$(calc "$tt / $td" 2)x" "report" "info"
+  to=$(med "$TMP/trace_overhead.txt")
+  row "recorder overhead (ns per call over direct)" "$to" "500" "$(calc "$to / 500" 2)" "<= 500 ns" "$(verdict "$to" 500)"
   detail "recorder overhead: $(calc "$tt - $td" 1) ns per call (traced $tt ns, direct $td ns; medians of 3 runs of $TRACE_CALLS calls on a null communicator, see bench/trace_overhead.md)"
 else
   row "recorder: ns per ncclAllReduce call" "-" "-" "-" "report" "MISS (NCCL or the recorder could not be loaded)"

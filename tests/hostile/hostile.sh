@@ -336,8 +336,16 @@ baseline_*|compare_*|collectives_*)
       printf '{"schema":"denpex.trace.v1","host":"node1","pid":7,"rank":0}\n{"ev":"call","comm":"00000000000000aa","rank":0,"nranks":2,"seq":0,"op":"AllRed' >"$f"
       words="no NCCL collective calls" ;;
     collectives:schema)
-      printf '{"schema":"denpex.trace.v2","host":"node1","pid":7,"rank":0}\n{"ev":"call","comm":"aa","rank":0,"nranks":2,"seq":0,"op":"AllReduce","count":1,"dtype":7,"redop":0}\n' >"$f"
-      words="not a denpex.trace.v1 header" ;;
+      printf '{"schema":"denpex.trace.v3","host":"node1","pid":7,"rank":0}\n{"ev":"call","comm":"aa","rank":0,"nranks":2,"seq":0,"op":"AllReduce","count":1,"dtype":7,"redop":0}\n' >"$f"
+      words="not a denpex.trace.v1 or denpex.trace.v2 header" ;;
+    collectives:v2_short)
+      # A v2 header followed by JSON lines (or a ring file cut by a full disk before its control block).
+      printf '{"schema":"denpex.trace.v2","host":"node1","pid":7,"rank":0,"slots":1024}\n{"ev":"call","comm":"aa"}\n' >"$f"
+      words="ends before its control block" ;;
+    collectives:v2_forged)
+      # A v2 header and 8 KiB of zeros: no control block written by the recorder.
+      { printf '{"schema":"denpex.trace.v2","host":"node1","pid":7,"rank":0,"slots":1024}\n'; head -c 9000 /dev/zero; } >"$f"
+      words="control block does not match its header" ;;
     collectives:deep)
       { printf '{"schema":"denpex.trace.v1","host":"node1","pid":7,"rank":0}\n'; head -c 100000 /dev/zero | tr '\0' '['; printf '\n'; } >"$f"
       words="no NCCL collective calls" ;;
