@@ -113,17 +113,55 @@ std::vector<std::string> list_dir(const FsView& fs, const std::string& view_dir,
   return out;
 }
 
-bool read_small_file(const FsView& fs, const std::string& view_path, size_t limit,
-                     std::string* out, bool* truncated) {
-  if (truncated) *truncated = false;
-  // O_NONBLOCK: a FIFO planted where a file is expected must not block the probe.
-  int fd = ::open(host_path(fs, view_path).c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return false;
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return false;
+std::string file_type_name(unsigned mode) {
+  switch (mode & S_IFMT) {
+    case S_IFREG: return "a regular file";
+    case S_IFDIR: return "a directory";
+    case S_IFIFO: return "a FIFO (named pipe)";
+    case S_IFSOCK: return "a socket";
+    case S_IFCHR: return "a character device";
+    case S_IFBLK: return "a block device";
+    case S_IFLNK: return "a symbolic link";
+    default: return "a special file";
   }
+}
+
+int open_regular_file(const std::string& host, struct stat* st_out, std::string* error,
+                      int* errno_out) {
+  if (errno_out) *errno_out = 0;
+  int fd = ::open(host.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) {
+    if (errno_out) *errno_out = errno;
+    if (error) *error = std::strerror(errno);
+    return -1;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    if (errno_out) *errno_out = errno;
+    if (error) *error = std::strerror(errno);
+    ::close(fd);
+    return -1;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    if (error)
+      *error = S_ISDIR(st.st_mode) ? "is a directory"
+                                   : "is " + file_type_name(st.st_mode) + ", not a regular file";
+    ::close(fd);
+    return -1;
+  }
+  // Regular file: reads never block; clear O_NONBLOCK all the same so a later reader sees a
+  // plain descriptor.
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  if (st_out) *st_out = st;
+  return fd;
+}
+
+bool read_small_file(const FsView& fs, const std::string& view_path, size_t limit,
+                     std::string* out, bool* truncated, std::string* error) {
+  if (truncated) *truncated = false;
+  struct stat st {};
+  int fd = open_regular_file(host_path(fs, view_path), &st, error);
+  if (fd < 0) return false;
   out->clear();
   char buf[65536];
   while (out->size() < limit) {
