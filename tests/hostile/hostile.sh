@@ -138,6 +138,17 @@ make_root() {
   chmod -R 755 "$R"
 }
 
+# torch_site DIR TORCH_VARIANT WHEEL_NCCL_VARIANT: a site-packages in DIR with torch 2.5.1+cu124
+# (libtorch_cuda.so from the stand-in, DT_RPATH to the wheel) and the nvidia-nccl wheel.
+torch_site() {
+  site=$1
+  mkdir -p "$site/torch/lib" "$site/nvidia/nccl/lib"
+  printf "__version__ = '2.5.1+cu124'\ncuda: Optional[str] = '12.4'\n" >"$site/torch/version.py"
+  cp "$standins/$2/libtorch_cuda.so" "$site/torch/lib/"
+  cp -L "$standins/$3/libnccl.so.2" "$site/nvidia/nccl/lib/libnccl.so.2"
+  chmod -R a+rX "$site"
+}
+
 case "$case_name" in
 
 # ---- Libraries --------------------------------------------------------------------------------
@@ -493,6 +504,104 @@ root_needed_untrusted)
   expect_status nccl ok
   [ -e "$W/marker" ] || bad "the marker is absent: the trusted NCCL and its helper were not loaded"
   show "$(jqr '.findings[] | select(.code == "probe-untrusted-library") | .message')"
+  ;;
+
+# ---- The loader (issue 11 items 1, 6, 7) -----------------------------------------------------
+preload_by_soname)
+  # Jobs preload allocators by soname (LD_PRELOAD=libjemalloc.so.2). The probe used to recurse
+  # on such an entry until it died (SIGSEGV, exit 139).
+  nccl_in_lib nccl-2.21.5
+  good_driver
+  EXTRA_ENV=(LD_PRELOAD=libm.so.6)
+  run_json
+  expect_rc 0
+  expect_bounded
+  expect_status nccl ok
+  # A stand-in NCCL preloaded by soname (found on LD_LIBRARY_PATH) beats PyTorch's DT_RPATH to
+  # its wheel NCCL, exactly as in ld.so: a preloaded object answers every later request for
+  # its soname.
+  torch_site "$W/site" torch-dyn nccl-2.27.3
+  EXTRA_ENV=(LD_PRELOAD=libnccl.so.2)
+  run_json --site-packages "$W/site"
+  EXTRA_ENV=()
+  expect_bounded
+  expect_json '.ranks[0].nccl.origin == "LD_PRELOAD" and .ranks[0].nccl.version == "2.21.5"' \
+    "the preloaded NCCL did not win over torch's RPATH" '.ranks[0].nccl'
+  expect_json '.ranks[0].torch.nccl.version == "2.21.5" and .ranks[0].torch.bundled_nccl.version == "2.27.3"' \
+    "torch.nccl is not the preloaded one" '.ranks[0].torch'
+  # Without the preload the wheel wins (its RPATH comes before LD_LIBRARY_PATH).
+  run_json --site-packages "$W/site"
+  expect_json '.ranks[0].nccl.version == "2.27.3" and .ranks[0].nccl.origin == "torch-rpath"' \
+    "without LD_PRELOAD the wheel NCCL should win" '.ranks[0].nccl'
+  show "LD_PRELOAD=libnccl.so.2: nccl $(jqr '.ranks[0].nccl.version') via $(jqr '.ranks[0].nccl.origin')"
+  ;;
+
+loader_check_agree|loader_check_hwcaps)
+  # The probe asks the real loader for libnccl.so.2 in a child and compares with its emulation.
+  # glibc (2.33+) also searches glibc-hwcaps/x86-64-v2 (v3, v4) below every LD_LIBRARY_PATH
+  # directory first; the emulation does not, so a copy there is one it gets wrong, and says so.
+  # As root the check is not made (the loader might map a file no one trust-checked), so the
+  # probe runs as nobody here.
+  nccl_in_lib nccl-2.21.5
+  chmod 0777 "$W"   # the report is written by nobody
+  if [ "$case_name" = loader_check_hwcaps ]; then
+    mkdir -p "$W/lib/glibc-hwcaps/x86-64-v2"
+    cp -L "$standins/nccl-2.27.3/libnccl.so.2" "$W/lib/glibc-hwcaps/x86-64-v2/libnccl.so.2"
+    chmod -R a+rX "$W/lib"
+  fi
+  as=()
+  if [ "$(id -u)" -eq 0 ]; then
+    command -v setpriv >/dev/null || skip "setpriv is needed to run the probe as nobody"
+    as=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+  fi
+  t0=$(date +%s%N)
+  timeout -k 2 $((BOUND + 20)) "${as[@]}" env -i HOME="$W/home" PATH="$W/emptybin" LD_LIBRARY_PATH="$LDP" \
+    "$probe" --timeout "$T" --json "$W/report.json" >"$W/out" 2>"$W/err"
+  rc=$?
+  secs=$(awk -v a="$t0" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
+  expect_bounded
+  expect_json '.ranks[0].loader_checks[0].name == "libnccl.so.2"' "no loader check made" '.ranks[0]'
+  if [ "$case_name" = loader_check_agree ]; then
+    expect_rc 0
+    expect_json ".ranks[0].loader_checks[0].loaded == \"$W/lib/libnccl.so.2\" and .ranks[0].loader_checks[0].emulated == .ranks[0].loader_checks[0].loaded" \
+      "the loader and the emulation should agree" '.ranks[0].loader_checks'
+    expect_json '[.findings[] | select(.code == "probe-loader-disagreement")] | length == 0' \
+      "a disagreement where there is none" '.findings[]'
+  else
+    if ! grep -q 'x86-64-v2 (supported' <(/lib64/ld-linux-x86-64.so.2 --help 2>/dev/null); then
+      skip "this loader does not list glibc-hwcaps x86-64-v2 as supported"
+    fi
+    expect_rc 0
+    expect_finding probe-loader-disagreement warning "gets $W/lib/glibc-hwcaps/x86-64-v2/libnccl.so.2 from the dynamic loader for libnccl.so.2"
+    expect_finding probe-loader-disagreement warning "emulation named $W/lib/libnccl.so.2"
+  fi
+  show "$(jqr '.ranks[0].loader_checks[0] | "emulated \(.emulated), loaded \(.loaded)"')"
+  ;;
+
+abi_unreadable)
+  # A wheel NCCL whose section headers were stripped (the loader needs none, so it loads and
+  # works): its dynamic symbol table cannot be located. Every import used to count as missing,
+  # a false nccl-abi-mismatch error; now the check says it could not be made.
+  torch_site "$W/site" torch-dyn-reg nccl-2.27.3
+  LDP=$W/lib
+  # Intact, this NCCL exports every nccl* symbol this torch imports: no ABI finding at all.
+  run_json --site-packages "$W/site"
+  expect_json '[.findings[] | select(.code | startswith("nccl-abi"))] | length == 0' \
+    "the intact wheel NCCL should pass the ABI check" '.findings[]'
+  f=$W/site/nvidia/nccl/lib/libnccl.so.2
+  # e_shoff (offset 40, 8 bytes), e_shnum (60, 2) and e_shstrndx (62, 2) to zero.
+  dd if=/dev/zero of="$f" bs=1 seek=40 count=8 conv=notrunc status=none
+  dd if=/dev/zero of="$f" bs=1 seek=60 count=4 conv=notrunc status=none
+  run_json --site-packages "$W/site"
+  expect_bounded
+  expect_rc 0
+  expect_status nccl ok
+  expect_json '[.findings[] | select(.code == "nccl-abi-mismatch")] | length == 0' \
+    "an unreadable symbol table was judged an ABI mismatch" '.findings[]'
+  expect_finding nccl-abi-unchecked warning "it has no section headers"
+  expect_json '.ranks[0].abi[0].error != null and (.ranks[0].abi[0].missing | length) == 0' \
+    "the record's abi entry should carry the error, not missing symbols" '.ranks[0].abi'
+  show "$(jqr '.findings[] | select(.code == "nccl-abi-unchecked") | .message')"
   ;;
 
 # ---- Special files and hung file systems (issue 11 item 3) -------------------------------------
