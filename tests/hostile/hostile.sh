@@ -515,7 +515,8 @@ preload_by_soname)
   # on such an entry until it died (SIGSEGV, exit 139).
   nccl_in_lib nccl-2.21.5
   good_driver
-  EXTRA_ENV=(LD_PRELOAD=libm.so.6)
+  # verify_asan_link_order=0: see watchdog_alone (the sanitizer build).
+  EXTRA_ENV=(LD_PRELOAD=libm.so.6 ASAN_OPTIONS=verify_asan_link_order=0)
   run_json
   expect_rc 0
   expect_bounded
@@ -524,7 +525,7 @@ preload_by_soname)
   # its wheel NCCL, exactly as in ld.so: a preloaded object answers every later request for
   # its soname.
   torch_site "$W/site" torch-dyn nccl-2.27.3
-  EXTRA_ENV=(LD_PRELOAD=libnccl.so.2)
+  EXTRA_ENV=(LD_PRELOAD=libnccl.so.2 ASAN_OPTIONS=verify_asan_link_order=0)
   run_json --site-packages "$W/site"
   EXTRA_ENV=()
   expect_bounded
@@ -664,7 +665,10 @@ watchdog_alone|watchdog_root)
   mkdir -p "$site/torch"
   printf "__version__ = '2.5.1+cu124'\n" >"$site/torch/version.py"
   nccl_in_lib nccl-2.21.5
-  EXTRA_ENV=(LD_PRELOAD="$standins/hang-open/libdenpex-hang-open.so" DENPEX_HANG_OPEN=torch/version.py)
+  # verify_asan_link_order=0: in the sanitizer build (tests/sanitize.sh) a preload ahead of the
+  # ASan runtime is otherwise refused; ignored by the ordinary build.
+  EXTRA_ENV=(LD_PRELOAD="$standins/hang-open/libdenpex-hang-open.so" DENPEX_HANG_OPEN=torch/version.py
+             ASAN_OPTIONS=verify_asan_link_order=0)
   if [ "$case_name" = watchdog_root ]; then
     make_root
     mkdir -p "$R/usr/local/lib/python3.11/dist-packages/torch"

@@ -107,6 +107,9 @@ pgrep -f "sleep 100000" >/dev/null && bad "engine-hangs: the hung docker save wa
 # is cut off.
 cat >"$work/bin/probe-on-hung-fs" <<SH
 #!/bin/sh
+# verify_asan_link_order=0: the sanitizer build (tests/sanitize.sh) otherwise refuses a preload
+# ahead of its runtime; ignored by the ordinary build.
+ASAN_OPTIONS=\${ASAN_OPTIONS:+\$ASAN_OPTIONS:}verify_asan_link_order=0 \\
 LD_PRELOAD=$standins/hang-open/libdenpex-hang-open.so DENPEX_HANG_OPEN=torch/version.py exec "$probe" "\$@"
 SH
 chmod 755 "$work/bin/probe-on-hung-fs"
