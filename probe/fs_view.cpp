@@ -129,25 +129,48 @@ std::string file_type_name(unsigned mode) {
 int open_regular_file(const std::string& host, struct stat* st_out, std::string* error,
                       int* errno_out) {
   if (errno_out) *errno_out = 0;
-  int fd = ::open(host.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) {
-    if (errno_out) *errno_out = errno;
-    if (error) *error = std::strerror(errno);
+  auto fail = [&](int e) {
+    if (errno_out) *errno_out = e;
+    if (error) *error = std::strerror(e);
     return -1;
-  }
+  };
+  // O_PATH first: it names the inode without opening it, so a device whose open() has side
+  // effects (a watchdog arms, a tape rewinds) or a FIFO (a writer waiting for a reader) is
+  // never opened at all. Only a regular file is then opened for reading, through that same
+  // inode (/proc/self/fd), so nothing can be swapped in between the check and the read.
+  int path_fd = ::open(host.c_str(), O_PATH | O_CLOEXEC);
+  if (path_fd < 0) return fail(errno);
   struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    if (errno_out) *errno_out = errno;
-    if (error) *error = std::strerror(errno);
-    ::close(fd);
-    return -1;
+  if (::fstat(path_fd, &st) != 0) {
+    int e = errno;
+    ::close(path_fd);
+    return fail(e);
   }
   if (!S_ISREG(st.st_mode)) {
+    ::close(path_fd);
     if (error)
       *error = S_ISDIR(st.st_mode) ? "is a directory"
                                    : "is " + file_type_name(st.st_mode) + ", not a regular file";
-    ::close(fd);
     return -1;
+  }
+  const std::string through = "/proc/self/fd/" + std::to_string(path_fd);
+  int fd = ::open(through.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0 && errno == ENOENT) {
+    // No /proc (a minimal chroot): open the path itself, non-blocking, and check it again.
+    fd = ::open(host.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  }
+  int open_errno = errno;
+  ::close(path_fd);
+  if (fd < 0) return fail(open_errno);
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    int e = errno;
+    bool regular = S_ISREG(st.st_mode);
+    ::close(fd);
+    if (!regular) {
+      if (error) *error = "is " + file_type_name(st.st_mode) + ", not a regular file";
+      return -1;
+    }
+    return fail(e);
   }
   // Regular file: reads never block; clear O_NONBLOCK all the same so a later reader sees a
   // plain descriptor.

@@ -39,9 +39,11 @@ Resolved resolve(const FsView& fs, const std::string& view_path);
 std::vector<std::string> list_dir(const FsView& fs, const std::string& view_dir, size_t limit,
                                   bool* truncated);
 
-// Opens a host path for reading without ever blocking: O_RDONLY | O_NONBLOCK | O_CLOEXEC, then
-// fstat on the descriptor (no window between the check and the open). A FIFO, socket or device
-// planted where a file is expected would block a plain open() or read() forever; it is refused.
+// Opens a host path for reading without ever blocking: the path is first opened O_PATH (which
+// opens nothing) and checked with fstat; only a regular file is then opened O_RDONLY |
+// O_NONBLOCK | O_CLOEXEC through that same descriptor, so there is no window between the check
+// and the open. A FIFO, socket or device planted where a file is expected (a plain open() of a
+// FIFO blocks forever; of some devices, has side effects) is refused without being opened.
 // Returns the descriptor of a regular file (the caller closes it; *st, may be null, filled), or
 // -1 with *error (may be null) saying why in words: strerror text, "is a directory", "is a FIFO
 // (named pipe), not a regular file". *errno_out (may be null) is the open errno, 0 otherwise.

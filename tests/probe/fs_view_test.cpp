@@ -1,9 +1,12 @@
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <thread>
 
 #include "probe/fs_view.h"
 #include "scratch.h"
@@ -68,4 +71,31 @@ TEST_CASE("special files are refused without blocking, naming what they are") {
   REQUIRE(fd >= 0);
   CHECK(st.st_size == 5);
   ::close(fd);
+}
+
+// Refused without being opened at all: a writer blocked in open(O_WRONLY) on a FIFO is released
+// by any reader's open; open_regular_file must not be that reader (nor, for a device, trigger
+// whatever its open() does).
+TEST_CASE("a FIFO is refused without being opened") {
+  Scratch s;
+  std::string fifo = s.path("libnccl.so.2");
+  REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
+  std::atomic<bool> writer_opened{false};
+  std::thread writer([&] {
+    int w = ::open(fifo.c_str(), O_WRONLY | O_CLOEXEC);  // blocks until a reader opens
+    writer_opened = true;
+    if (w >= 0) ::close(w);
+  });
+  std::string error;
+  for (int i = 0; i < 20; ++i) {
+    CHECK(open_regular_file(fifo, nullptr, &error) == -1);
+    ::usleep(5000);
+  }
+  CHECK(error == "is a FIFO (named pipe), not a regular file");
+  CHECK_FALSE(writer_opened.load());
+  // Release the writer.
+  int r = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  writer.join();
+  if (r >= 0) ::close(r);
+  CHECK(writer_opened.load());
 }
