@@ -1,12 +1,14 @@
 #include "launch/run_modes.h"
 
 #include <signal.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <thread>
 
@@ -82,7 +84,14 @@ bool load_baseline_or_say(const Options& o, Baseline* b, bool* have) {
 
 }  // namespace
 
+// Issue 11 item 3: alone and under --root the probe runs in a child with the --timeout
+// deadline MPI mode has, so nothing in it (a hung file system, a special file the probe failed
+// to refuse) can hold a Slurm prolog or an image check past it. The child writes the step it is
+// in to a shared page so the timeout names it.
 int run_single(const Options& o) {
+  const double start = monotonic_seconds();
+  // As in run_mpi: stop waiting a little before --timeout, keeping time to judge and report.
+  const double deadline = start + o.timeout - std::min(1.0, 0.2 * o.timeout);
   Baseline baseline;
   bool have_baseline = false;
   if (!load_baseline_or_say(o, &baseline, &have_baseline)) return 2;
@@ -90,14 +99,51 @@ int run_single(const Options& o) {
     std::fprintf(stderr, "denpex-probe: --root %s: not a readable directory\n", o.root.c_str());
     return 2;
   }
-  RankRecord r = probe_rank(probe_options(o));
-  if (o.root.empty()) r.rank = slurm_task_rank();
-  if (!write_rank_report(o, r)) return 2;
+  constexpr size_t kStepBytes = 256;
+  void* page = ::mmap(nullptr, kStepBytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                      -1, 0);
+  char* step = page == MAP_FAILED ? nullptr : static_cast<char*>(page);
+  if (step) step[0] = '\0';
+  ProbeOptions po = probe_options(o);
+  po.on_step = [step](const char* what) {
+    if (step) std::snprintf(step, kStepBytes, "%s", what);
+  };
+  // Non-UTF-8 bytes become U+FFFD rather than an exception (issue 6; see configuration_json).
+  IsolatedChild child = start_isolated([&po] {
+    return nlohmann::json(probe_rank(po))
+        .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  });
+  IsolatedResult res = wait_isolated(&child, deadline, 16u << 20);
+  const std::string stuck_in = step && step[0] ? std::string(step, strnlen(step, kStepBytes)) : "";
+  if (step) ::munmap(page, kStepBytes);
+
   JobResult job;
-  job.groups = group_records({r});
-  job.full_records = {r};
   job.nranks = 1;
   job.mode = o.root.empty() ? "single" : "root";
+  RankRecord r;
+  std::string failure;
+  if (res.status == IsolatedStatus::ok) {
+    auto j = nlohmann::json::parse(res.output, nullptr, false);
+    if (j.is_discarded() || !record_from_json(j, &r, &failure))
+      failure = "the probe wrote an unreadable record" + (failure.empty() ? "" : ": " + failure);
+  } else if (res.status == IsolatedStatus::timed_out) {
+    failure = fmt::format("the probe did not finish within --timeout {:.1f} s{}{}", o.timeout,
+                          stuck_in.empty() ? "" : "; it was stuck in: " + stuck_in,
+                          res.reaped ? "" : "; " + res.error);
+  } else {
+    failure = fmt::format("the probe {}", describe(res, o.timeout));
+  }
+  if (!failure.empty()) {
+    // Reported like a rank that never answered in MPI mode: rank-timeout, exit 1.
+    std::fprintf(stderr, "denpex-probe: %s; reported as rank-timeout\n", failure.c_str());
+    job.missing.push_back({0, host_name(), failure});
+    return judge_and_report(o, have_baseline ? &baseline : nullptr, std::move(job));
+  }
+  r.pid = static_cast<long>(::getpid());  // this process, not the child that probed
+  if (o.root.empty()) r.rank = slurm_task_rank();
+  if (!write_rank_report(o, r)) return 2;
+  job.groups = group_records({r});
+  job.full_records = {r};
   return judge_and_report(o, have_baseline ? &baseline : nullptr, std::move(job));
 }
 
