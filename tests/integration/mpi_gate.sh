@@ -83,4 +83,18 @@ jq_is "$SCRATCH/hang.json" '[.findings[] | select(.code=="rank-timeout") | "\(.s
 jq_is "$SCRATCH/hang.json" '.verdict' reject
 echo "elapsed ${elapsed}s (deadline 5 s)"
 awk -v e="$elapsed" 'BEGIN { exit !(e < 12) }' || fail "took ${elapsed}s, more than the 5 s deadline plus a few seconds"
+echo "== issue 11: a rank hung, and the representative of another NCCL whose own --timeout ends"
+echo "   first: it waits for rank 0's deadline, so both rank-timeout and nccl-version-mismatch"
+mpi "$SCRATCH/hang_minority" 1 -np 2 "$PROBE" --timeout 8 --json "$SCRATCH/hang_minority.json" : \
+  -np 1 -x LD_LIBRARY_PATH="$STANDINS/nccl-ctor-hang" "$PROBE" --timeout 120 : \
+  -np 1 -x LD_LIBRARY_PATH="$STANDINS/nccl-2.27.3" "$PROBE" --timeout 4
+jq_is "$SCRATCH/hang_minority.json" '[.findings[] | select(.severity=="error") | "\(.code) \(.ranks|join(","))"] | sort | join(";")' \
+  "nccl-version-mismatch 3;rank-timeout 2"
+
+echo "== the same with the representative's --timeout equal to rank 0's (the usual command line)"
+mpi "$SCRATCH/hang_minority_eq" 1 -np 2 "$PROBE" --timeout 6 --json "$SCRATCH/hang_minority_eq.json" : \
+  -np 1 -x LD_LIBRARY_PATH="$STANDINS/nccl-ctor-hang" "$PROBE" --timeout 120 : \
+  -np 1 -x LD_LIBRARY_PATH="$STANDINS/nccl-2.27.3" "$PROBE" --timeout 6
+jq_is "$SCRATCH/hang_minority_eq.json" '[.findings[] | select(.severity=="error") | "\(.code) \(.ranks|join(","))"] | sort | join(";")' \
+  "nccl-version-mismatch 3;rank-timeout 2"
 echo PASS
