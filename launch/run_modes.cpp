@@ -14,6 +14,7 @@
 
 #include "collect/launcher.h"
 #include "collect/mpi_job.h"
+#include "collect/mpi_plugin_loader.h"
 #include "collect/saved_reports.h"
 #include "compare/report.h"
 #include "launch/judge_and_report.h"
@@ -151,6 +152,29 @@ std::string size_mismatch(const LauncherInfo& launcher, const MpiJob& mpi,
       launcher.announced_size, mpi_library.empty() ? "unknown" : mpi_library);
 }
 
+// The MPI transport plugin for the MPI this environment resolves (collect/mpi_plugin_loader.h),
+// or nullptr with *why (one clause) when there is none.
+const denpex_mpi_plugin* load_transport(const Options& o, const LauncherInfo& launcher,
+                                        std::string* why) {
+  const auto env = current_environment();
+  auto get = [&env](const char* k) {
+    auto it = env.find(k);
+    return it == env.end() ? std::string() : it->second;
+  };
+  LoaderEnv le = make_loader_env(FsView{}, get("LD_PRELOAD"), get("LD_LIBRARY_PATH"));
+  MpiChoice choice = choose_mpi(le, mpi_abi_order(launcher.kind, o.mpi));
+  if (choice.status != MpiChoiceStatus::found) {
+    *why = choice.error;
+    return nullptr;
+  }
+  LoadedTransport plugin = load_mpi_plugin(choice, plugin_directory());
+  if (plugin.status != TransportStatus::ok) {
+    *why = plugin.error;
+    return nullptr;
+  }
+  return plugin.api;
+}
+
 // Rank 0: judges the gathered configurations. Returns the exit code.
 int judge_at_root(const Options& o, CollectResult cr) {
   Baseline baseline;
@@ -177,7 +201,16 @@ int run_mpi(const Options& o, const LauncherInfo& launcher, int* argc, char*** a
   // judge, print, and let the launcher tear down ranks that never answered.
   const double deadline = start + o.timeout - std::min(1.0, 0.2 * o.timeout);
   IsolatedChild child = start_probe_child(o);
-  const denpex_mpi_plugin* api = denpex_mpi_plugin_v1();
+  // MPI is loaded after the fork: the probe child never maps it.
+  std::string why;
+  const denpex_mpi_plugin* api = load_transport(o, launcher, &why);
+  if (!api) {
+    std::fprintf(stderr, "denpex-probe: started by %s (%s): %s; exiting 2\n",
+                 launcher_name(launcher.kind), launcher.evidence.c_str(), why.c_str());
+    if (child.pid > 0) ::kill(-child.pid, SIGKILL);
+    wait_isolated(&child, monotonic_seconds(), 0);
+    return 2;
+  }
   char library[256] = {};
   api->library_version(library, sizeof library);
 

@@ -43,8 +43,9 @@ typedef struct denpex_mpi_plugin {
 } denpex_mpi_plugin;
 
 /* Returns the plugin's table (static storage); never NULL. */
+/* The plugins are built with hidden visibility: this is the one symbol they export. */
 typedef const denpex_mpi_plugin* (*denpex_mpi_plugin_entry)(void);
-const denpex_mpi_plugin* denpex_mpi_plugin_v1(void);
+__attribute__((visibility("default"))) const denpex_mpi_plugin* denpex_mpi_plugin_v1(void);
 
 #ifdef __cplusplus
 }
