@@ -140,10 +140,12 @@ std::shared_ptr<std::atomic<bool>> start_mpi_init_watchdog(double deadline, doub
 
 // Issue 11: N singletons must never pass. When the MPI this process loaded does not speak the
 // launcher's protocol, MPI_Init starts a world of one on every rank. Returns the one-line
-// message, or "" when the sizes agree or the launcher did not announce one.
+// message, or "" when the world holds every rank the launcher announced (or it announced
+// none). A larger world is not flagged: a heterogeneous srun step announces one component's
+// task count while PMIx joins them all.
 std::string size_mismatch(const LauncherInfo& launcher, const MpiJob& mpi,
                           const std::string& mpi_library) {
-  if (launcher.announced_size <= 0 || launcher.announced_size == mpi.size()) return "";
+  if (launcher.announced_size <= 0 || mpi.size() >= launcher.announced_size) return "";
   return fmt::format(
       "MPI_Comm_size is {} but {} started {} ranks ({}={}): the MPI this rank loaded ({}) does "
       "not talk to that launcher, so each rank would judge itself alone; use the launcher of "

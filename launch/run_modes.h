@@ -12,8 +12,9 @@ int run_single(const Options& o);
 
 // Every rank of an MPI job: probe (in a child forked before MPI_Init), gather to rank 0, judge,
 // agree on the exit code. REQUIRES: started by a launcher (collect/launcher.h). Returns 2 (one
-// line on stderr) when MPI_Comm_size differs from the size the launcher announced: N
-// singletons never pass.
+// line on stderr) when no MPI library resolves or its transport plugin is missing
+// (collect/mpi_plugin_loader.h), and when MPI_Comm_size is smaller than the size the launcher
+// announced: N singletons never pass.
 int run_mpi(const Options& o, const LauncherInfo& launcher, int* argc, char*** argv);
 
 // A task of a multi-task Slurm step started without an MPI launcher (srun -n 4 without
