@@ -130,6 +130,7 @@ CollectResult MpiJob::send_to_root(const RankRecord* mine, const std::string& ho
 bool MpiJob::gather_digests(const std::string& my_host, uint64_t my_digest,
                             const std::string& failure, double deadline, CollectResult* res,
                             std::map<int, std::string>* failures) {
+  static_assert(sizeof(Reported) == 16, "rank 0 keeps 16 bytes per rank (mpi_job.h)");
   // One copy of each host name: 1M ranks on 125,000 hosts keep 125,000 strings, not 1M.
   std::unordered_map<std::string_view, uint32_t> host_ids;
   auto host_id = [&](std::string_view h) {

@@ -141,7 +141,7 @@ TEST_CASE("a representative waits for rank 0's deadline, not its own") {
   CHECK(world.sent[1].bytes.find("\"node9\"") != std::string::npos);
 }
 
-TEST_CASE("rank 0 keeps 16 bytes per rank and one copy of each host") {
+TEST_CASE("rank 0 groups digests, names each host once per group, acknowledges every rank") {
   MpiJob job = start_as(0, 5);
   RankRecord mine;
   const unsigned long long d = configuration_digest(mine);
