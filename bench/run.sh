@@ -7,7 +7,7 @@
 #   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 #   cmake --build build -j --target denpex-probe denpex_trace denpex_trace_overhead \
 #     denpex_bench_abtime denpex_bench_floor_nccl_version denpex_bench_floor_mpi_hostnames \
-#     denpex_bench_gen_records denpex_bench_judge_sim
+#     denpex_bench_gen_records denpex_bench_judge_sim denpex_bench_mpi_root_sim
 #
 # Prints progress on stderr and, at the end, the table on stdout (figure, floor or bound, ratio,
 # target, PASS/MISS/info) followed by the details behind it. Every side-by-side figure is the
@@ -38,9 +38,10 @@ FLOOR_MPI=$BUILD/bench/denpex_bench_floor_mpi_hostnames
 GEN=$BUILD/bench/denpex_bench_gen_records
 JUDGE_SIM=$BUILD/bench/denpex_bench_judge_sim
 TRACE_BENCH=$BUILD/bench/denpex_trace_overhead
+ROOT_SIM=$BUILD/bench/denpex_bench_mpi_root_sim
 
 missing=0
-for f in "$PROBE" "$TRACE_LIB" "$AB" "$FLOOR_NCCL" "$FLOOR_MPI" "$GEN" "$JUDGE_SIM" "$TRACE_BENCH"; do
+for f in "$PROBE" "$TRACE_LIB" "$AB" "$FLOOR_NCCL" "$FLOOR_MPI" "$GEN" "$JUDGE_SIM" "$TRACE_BENCH" "$ROOT_SIM"; do
   [ -x "$f" ] || [ -f "$f" ] || { echo "bench/run.sh: $f not built (see the build line at the top of bench/run.sh)" >&2; missing=1; }
 done
 command -v mpirun >/dev/null || { echo "bench/run.sh: mpirun not on PATH (apt-get install openmpi-bin)" >&2; missing=1; }
@@ -190,6 +191,19 @@ if [ -s "$TMP/template.json" ]; then
   detail "judge simulation, $JUDGE_RANKS ranks on $((JUDGE_RANKS / 8)) hosts, 3 configurations, 2 missing ranks (median of 3 runs; peak RSS $jr KB):"
   while read -r _ name ms _; do detail "    $name: $ms ms"; done < <(grep '^phase' "$TMP/judge$JUDGE_RANKS.txt")
   detail "    $(grep '^verdict' "$TMP/judge$JUDGE_RANKS.txt")"
+fi
+
+# --- 5b. rank 0's memory in the digest protocol, simulated ranks -----------------------------------
+log "5b/6 rank 0 memory in collect() for a simulated $JUDGE_RANKS ranks"
+if [ -s "$TMP/template.json" ]; then
+  "$ROOT_SIM" "$TMP/template.json" "$JUDGE_RANKS" $((JUDGE_RANKS / 8)) >"$TMP/rootsim.txt"
+  bpr=$(awk '$1 == "bytes_per_rank" { print $2 }' "$TMP/rootsim.txt")
+  peak=$(awk '$1 == "peak_rss_kb" { print $2 }' "$TMP/rootsim.txt")
+  hb=$(awk '$1 == "ranks" { print $8 }' "$TMP/rootsim.txt")
+  # Issue 11: O(N x (8 + host name) + K x record); before it, N x 1,032 bytes were preallocated.
+  bound=$((8 + hb + 32))
+  row "rank 0 memory, $JUDGE_RANKS ranks (bytes/rank)" "$bpr" "$bound" "$(calc "$bpr / $bound" 2)" "<= 8 + host + 32" "$(verdict "$bpr" "$bound")"
+  detail "rank 0 collect() simulated: $JUDGE_RANKS ranks on $((JUDGE_RANKS / 8)) hosts ($hb-byte names), 3 configurations: peak RSS $peak KB, $bpr bytes per rank over the process's start; $(awk '$1 == "collect_ms" { print $2 }' "$TMP/rootsim.txt") ms"
 fi
 
 # --- 6. collective recorder overhead ------------------------------------------------------------

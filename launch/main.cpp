@@ -29,7 +29,10 @@ int main(int argc, char** argv) {
     case RunMode::root: return run_single(o);
     case RunMode::probe: break;
   }
-  if (detect_launcher(current_environment()).kind != Launcher::none)
-    return run_mpi(o, &argc, &argv);
+  const auto env = current_environment();
+  const LauncherInfo launcher = detect_launcher(env);
+  if (launcher.kind != Launcher::none) return run_mpi(o, launcher, &argc, &argv);
+  const SlurmTask task = detect_slurm_task(env);
+  if (task.multi_task) return run_slurm_task(o, task);
   return run_single(o);
 }

@@ -58,6 +58,11 @@ ParseStatus parse_options(int argc, char** argv, Options* out) {
   app.add_flag("-q,--quiet", out->quiet, "No human report; exit code (and --json) only");
   app.add_option("--color", out->color, "Colour in the human report: auto, always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
+  app.add_option("--mpi", out->mpi,
+                 "Under an MPI launcher, the MPI ABI to load: auto (the launcher's, whose "
+                 "library this environment resolves), open-mpi (libmpi.so.40), mpich "
+                 "(libmpi.so.12)")
+      ->check(CLI::IsMember({"auto", "open-mpi", "mpich"}));
 
   CLI::App* compare = app.add_subcommand(
       "compare", "Judge rank records saved earlier (--rank-report files or directories of them)");

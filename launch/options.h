@@ -29,6 +29,7 @@ struct Options {
   bool strict = false;                    // --strict
   bool quiet = false;                     // -q / --quiet
   std::string color = "auto";             // --color auto|always|never
+  std::string mpi = "auto";               // --mpi auto|open-mpi|mpich (MPI mode only)
 };
 
 // parsed    run with *out
