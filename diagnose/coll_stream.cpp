@@ -82,6 +82,7 @@ int CollStream::member(int ci, int proc, int rank_in_comm) {
   m.rank_in_comm = rank_in_comm;
   // A member that shows up after positions were settled is compared with their references.
   m.stalled = c.frontier > 0;
+  if (!m.stalled) ++c.empty_active;
   c.by_proc.emplace(proc, idx);
   return idx;
 }
@@ -126,25 +127,28 @@ void CollStream::add(int ci, int mi, const CollCall& in) {
     ++c.dropped;
     return;
   }
+  bool was_empty = m.queue.empty();
   m.queue.push_back(call);
   ++buffered_;
   if (m.stalled && call.pos >= c.frontier) m.stalled = false;
-  if (!c.frozen) settle(c);
+  else if (was_empty && !m.stalled) --c.empty_active;
+  // Settling can only move when the last waiting member got a call, or when a member runs so far
+  // ahead that the empty ones count as stopped.
+  if (!c.frozen && (c.empty_active == 0 || m.queue.size() % kStallAfter == 0)) settle(c);
 }
 
 void CollStream::settle(Comm& c) {
   for (;;) {
-    bool waiting = false;
-    size_t most = 0;
-    for (const auto& m : c.members) {
-      if (m.stalled) continue;
-      if (m.queue.empty()) waiting = true;
-      most = std::max(most, m.queue.size());
-    }
-    if (waiting) {
+    if (c.empty_active > 0) {
+      size_t most = 0;
+      for (const auto& m : c.members)
+        if (!m.stalled) most = std::max(most, m.queue.size());
       if (most < kStallAfter) return;
       for (auto& m : c.members)
-        if (!m.stalled && m.queue.empty()) m.stalled = true;
+        if (!m.stalled && m.queue.empty()) {
+          m.stalled = true;
+          --c.empty_active;
+        }
     }
     long long p = c.frontier;
     long long lowest = -1;
@@ -184,6 +188,7 @@ void CollStream::settle(Comm& c) {
       if (m.queue.front().pos == p) {
         m.queue.pop_front();
         --buffered_;
+        if (m.queue.empty()) ++c.empty_active;
         if (logged > 1) ++m.compared;
       } else if (m.first_pos >= 0 && m.first_pos < p) {
         // Inside this member's own sequence: a lost line. (Before its first call the member's

@@ -100,6 +100,7 @@ class CollStream {
     std::map<int, int> by_proc;
     std::deque<CollCall> ref;          // settled reference calls, ascending pos
     long long frontier = 0;
+    int empty_active = 0;              // members neither stalled nor holding a call: settle waits
     bool frozen = false;
     long long frozen_at = -1;
     long long settled = 0;

@@ -397,19 +397,17 @@ void LogReader::nccl_record(std::string_view rec, const LineLabel& lab, FileStat
     if (!parse_dec(hdr.substr(c1 + 1), &pid, &n)) pid = -1;
   }
   int proc;
-  if (!lab.worker.empty() || lab.rank >= 0 || last_hdr_.size() != c2 || std::memcmp(last_hdr_.data(), hdr.data(), c2 == std::string_view::npos ? 0 : c2) != 0 ||
-      last_hdr_label_rank_ != lab.rank || !last_hdr_worker_.empty()) {
-    proc = process_for(lab, host, pid);
-    if (lab.worker.empty() && lab.rank < 0 && c2 != std::string_view::npos) {
-      last_hdr_.assign(hdr.data(), c2);
-      last_hdr_proc_ = proc;
-      last_hdr_label_rank_ = lab.rank;
-      last_hdr_worker_.clear();
+  if (lab.worker.empty() && lab.rank < 0 && lab.task < 0 && lab.host.empty()) {
+    hdr_key_.assign(hdr.data(), hdr.size());
+    auto it = hdr_proc_.find(hdr_key_);
+    if (it != hdr_proc_.end()) {
+      proc = it->second;
     } else {
-      last_hdr_.clear();
+      proc = process_for(lab, host, pid);
+      if (hdr_proc_.size() < 100000) hdr_proc_.emplace(hdr_key_, proc);
     }
   } else {
-    proc = last_hdr_proc_;
+    proc = process_for(lab, host, pid);
   }
   st.last_proc = proc;
   std::string_view level_body = rec.substr(k + 6);  // "INFO ..." / "WARN ..."
@@ -487,6 +485,11 @@ void LogReader::nccl_record(std::string_view rec, const LineLabel& lab, FileStat
     ++records;
     ++coll_calls;
     auto key = std::make_pair(proc, comm_ptr);
+    auto cached = comm_cache_.find(key);
+    if (cached != comm_cache_.end()) {
+      stream_.add(cached->second.first, cached->second.second, call);
+      return;
+    }
     auto it = comm_of_.find(key);
     if (it == comm_of_.end()) {
       auto in = init_.find(key);
@@ -509,6 +512,7 @@ void LogReader::nccl_record(std::string_view rec, const LineLabel& lab, FileStat
       int mi = stream_.member(ci, proc < 0 ? 0 : proc, rank_in_comm);
       it = comm_of_.emplace(key, std::make_pair(ci, mi)).first;
     }
+    comm_cache_.emplace(key, it->second);
     stream_.add(it->second.first, it->second.second, call);
     return;
   }

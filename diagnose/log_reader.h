@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <map>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -90,11 +91,16 @@ class LogReader {
   int file_index_ = -1;
   bool unmatched_comms_ = false;
   bool ambiguous_comms_ = false;
-  // One-line cache of the last NCCL header's process (interleaved lines still hit it often).
-  std::string last_hdr_;
-  int last_hdr_proc_ = -1;
-  int last_hdr_label_rank_ = -1;
-  std::string last_hdr_worker_;
+  // NCCL header ("host:pid:tid") -> process, for lines without a launcher label: the hot path
+  // of a COLL log, so looked up without building a key.
+  std::unordered_map<std::string, int> hdr_proc_;
+  std::string hdr_key_;
+  struct PairHash {
+    size_t operator()(const std::pair<int, unsigned long long>& p) const {
+      return std::hash<unsigned long long>()(p.second * 0x9E3779B97F4A7C15ULL ^ static_cast<unsigned long long>(p.first));
+    }
+  };
+  std::unordered_map<std::pair<int, unsigned long long>, std::pair<int, int>, PairHash> comm_cache_;
 };
 
 }  // namespace denpex::diag
