@@ -84,13 +84,27 @@ std::string party_subject(const Party& p) {
 }
 
 BlameResult assign_blame(const std::vector<Failure>& failures, const std::vector<LauncherEntry>& launcher,
-                         const std::vector<Divergence>& divergences) {
+                         const std::vector<Divergence>& divergences, const std::vector<Divergence>& environment) {
   BlameResult out;
+  // 0. An installation that differs: the first such finding's ranks.
+  for (const auto& e : environment) {
+    if (e.ranks.empty() && e.procs.empty()) continue;
+    Party& p = out.initiating;
+    p.ranks = e.ranks;
+    p.hosts = e.hosts;
+    p.procs = e.procs;
+    p.what = e.what;
+    p.kind = Failure::Kind::own_error;
+    p.evidence.assign(e.evidence.begin(), e.evidence.begin() + std::min<size_t>(e.evidence.size(), kEvidencePerParty));
+    normalize(&p);
+    out.found = true;
+    break;
+  }
   // 1. Own errors, earliest first.
   const Failure* first = nullptr;
   When first_when;
   for (const auto& f : failures) {
-    if (!own(f.kind)) continue;
+    if (out.found || !own(f.kind)) continue;
     When w = time_of(f, launcher);
     if (first == nullptr) {
       first = &f;
@@ -104,7 +118,8 @@ BlameResult assign_blame(const std::vector<Failure>& failures, const std::vector
       first_when = w;
     }
   }
-  if (first != nullptr) {
+  bool environment_found = out.found;
+  if (!environment_found && first != nullptr) {
     out.found = true;
     Party& p = out.initiating;
     p.kind = first->kind;
@@ -122,7 +137,7 @@ BlameResult assign_blame(const std::vector<Failure>& failures, const std::vector
       if (same_time && same_text) add_to(&p, f.who, f.evidence);
     }
     normalize(&p);
-  } else {
+  } else if (!environment_found) {
     // 2. Nobody's own error: who never reached the collective.
     Party p;
     for (const auto& f : failures)

@@ -3,7 +3,9 @@
 // readers found; unit-tested without files.
 //
 // Rules (issue 10 item 5):
-//  - a rank with its own error (an exception from its code, out of memory, a CUDA/NCCL error)
+//  - a rank whose installation differs from the others (an NCCL version, plugin or ABI finding
+//    from compare/'s rules) initiates: the NCCL errors every rank then raises follow from it;
+//  - otherwise a rank with its own error (an exception from its code, out of memory, a CUDA/NCCL error)
 //    initiates; among several, the earliest by timestamp, then the most specific (OOM and
 //    library errors before generic exceptions), then the first in the input;
 //  - without any own error, a rank that never reached the collective the others time out in
@@ -34,6 +36,7 @@ struct Party {
 struct Divergence {
   std::vector<int> ranks;
   std::vector<std::string> hosts;
+  std::vector<std::string> procs;  // processes whose rank is unknown
   std::string what;
   std::vector<Evidence> evidence;
 };
@@ -50,7 +53,8 @@ struct BlameResult {
 
 // Never fails; no failures and no divergence gives found == false.
 BlameResult assign_blame(const std::vector<Failure>& failures, const std::vector<LauncherEntry>& launcher,
-                         const std::vector<Divergence>& divergences);
+                         const std::vector<Divergence>& divergences,
+                         const std::vector<Divergence>& environment = {});
 
 // "rank 6 on node02", "ranks 0-3 on node01", "process node01:1234".
 std::string party_subject(const Party& p);

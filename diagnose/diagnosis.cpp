@@ -95,7 +95,7 @@ void coll_findings(const LogReader& r, std::vector<DxFinding>* out, std::vector<
     if (names.count(f.comm)) name_synthetic(&f, names[f.comm]);
     d.verify = kCollectiveVerify;
     if (f.severity == Severity::error && (!f.ranks.empty() || !f.hosts.empty()))
-      div->push_back(Divergence{f.ranks, f.hosts, f.message, d.evidence});
+      div->push_back(Divergence{f.ranks, f.hosts, {}, f.message, d.evidence});
     d.f = std::move(f);
     out->push_back(std::move(d));
   }
@@ -314,7 +314,7 @@ void reported_findings(const LogReader& r, std::vector<DxFinding>* out, std::vec
     }
     f.severity = Severity::error;
     d.verify = kCollectiveVerify;
-    if (!f.ranks.empty()) div->push_back(Divergence{f.ranks, {}, f.message, d.evidence});
+    if (!f.ranks.empty()) div->push_back(Divergence{f.ranks, {}, {}, f.message, d.evidence});
     out->push_back(std::move(d));
   }
   for (const auto& [kind, reps] : nccl) {
@@ -434,20 +434,24 @@ Diagnosis diagnose(const LogReader& r) {
   std::vector<Failure> failures = r.failures;
   std::string nccl_warn_note;
 
+  std::vector<Divergence> environment;
   for (auto& jf : judge_facts(r.facts)) {
     DxFinding x;
     x.f = std::move(jf.finding);
     x.evidence = std::move(jf.evidence);
     x.verify = gate_verify(x.f.hosts);
+    if (x.f.severity == Severity::error)
+      environment.push_back(Divergence{x.f.ranks, x.f.hosts, jf.processes, x.f.message, x.evidence});
     d.findings.push_back(std::move(x));
   }
   coll_findings(r, &d.findings, &divergences);
   WatchSummary ws = watch_findings(r, &d.findings, &divergences);
   reported_findings(r, &d.findings, &divergences, &failures, &nccl_warn_note);
 
-  d.blame = assign_blame(failures, r.launcher, divergences);
+  d.blame = assign_blame(failures, r.launcher, divergences, environment);
   const BlameResult& b = d.blame;
-  if (b.found && b.initiating.kind != Failure::Kind::never_joined) d.findings.push_back(initiating_finding(b));
+  if (b.found && b.initiating.kind != Failure::Kind::never_joined && environment.empty())
+    d.findings.push_back(initiating_finding(b));
   if (b.found && b.initiating.kind == Failure::Kind::never_joined && divergences.empty()) {
     // A desync report naming who never joined is a verdict of its own.
     DxFinding x;

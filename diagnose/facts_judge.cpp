@@ -126,14 +126,22 @@ std::vector<JudgedFact> judge_facts(const std::vector<Fact>& facts) {
       JudgedFact jf;
       // Evidence: the blamed ranks' lines first, then one line of the reference.
       std::set<int> blamed(f.ranks.begin(), f.ranks.end());
+      std::set<std::pair<std::string, long long>> seen;
+      auto add = [&](const Evidence& e) {
+        if (seen.insert({e.file, e.line}).second) jf.evidence.push_back(e);
+      };
       for (int r : f.ranks)
         for (const Fact* x : by_rank[r])
-          if (jf.evidence.size() < kEvidencePerFinding - 1) jf.evidence.push_back(x->evidence);
+          if (jf.evidence.size() < kEvidencePerFinding - 1) add(x->evidence);
       for (const auto& kv : by_rank)
-        if (!blamed.count(kv.first) && jf.evidence.size() < kEvidencePerFinding) {
-          jf.evidence.push_back(kv.second.front()->evidence);
+        if (!blamed.count(kv.first) && jf.evidence.size() < kEvidencePerFinding &&
+            !seen.count({kv.second.front()->evidence.file, kv.second.front()->evidence.line})) {
+          add(kv.second.front()->evidence);
           break;
         }
+      for (int r : f.ranks)
+        for (const auto& [num, name] : ids.names())
+          if (num == r) jf.processes.push_back(name);
       name_synthetic(&f, ids.names());
       jf.finding = std::move(f);
       out.push_back(std::move(jf));

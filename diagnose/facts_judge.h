@@ -14,6 +14,7 @@ namespace denpex::diag {
 
 struct JudgedFact {
   Finding finding;
+  std::vector<std::string> processes;  // blamed processes whose rank is unknown (not in ranks)
   std::vector<Evidence> evidence;
 };
 

@@ -68,8 +68,15 @@ std::vector<int> int_list(std::string_view s) {
 
 std::string_view cut(std::string_view s, size_t n) { return s.size() > n ? s.substr(0, n) : s; }
 
-constexpr const char* kCollNames[] = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce",
-                                      "Send", "Recv", "AllToAll", "Gather", "Scatter", "Bcast"};
+// An error message as one short line: whole sentences up to about 120 characters.
+std::string short_what(std::string_view what) {
+  what = trim(what);
+  if (what.size() <= 120) return std::string(what);
+  size_t cut_at = std::string_view::npos;
+  for (size_t i = what.find(". "); i != std::string_view::npos && i < 120; i = what.find(". ", i + 1)) cut_at = i + 1;
+  if (cut_at == std::string_view::npos || cut_at < 30) return std::string(what.substr(0, 117)) + "...";
+  return std::string(what.substr(0, cut_at));
+}
 
 bool looks_like_version(std::string_view v) {
   return v.size() >= 3 && is_digit(v[0]) && v.find('.') != std::string_view::npos;
@@ -163,6 +170,10 @@ int LogReader::process_for(const LineLabel& lab, std::string_view host, long lon
     proc_index_.emplace(key, idx);
   } else {
     idx = it->second;
+  }
+  if (lab.task >= 0) {
+    if (lab.rank >= 0 && lab.rank != lab.task) tasks_are_nodes_ = true;
+    if (!header.empty() && task_procs_.size() < 100000) task_procs_[lab.task].insert(idx);
   }
   Process& p = processes[static_cast<size_t>(idx)];
   if (!host.empty() && (p.host.empty() || !lab.worker.empty())) p.host = std::string(host);
@@ -517,7 +528,7 @@ void LogReader::nccl_record(std::string_view rec, const LineLabel& lab, FileStat
     return;
   }
 
-  if (has(body, "Init COMPLETE")) {
+  if (has(body, "Init COMPLETE") || has(body, "Init START")) {
     // "comm 0x.. rank R nranks N cudaDev D [nvmlDev X] [busId B] [commId 0x..] [parent 0x..
     //  splitCount S color C key K] ... - Init COMPLETE"
     unsigned long long ptr = 0;
@@ -537,7 +548,7 @@ void LogReader::nccl_record(std::string_view rec, const LineLabel& lab, FileStat
     std::string_view parent = token_after(body, "parent ");
     if (!commid.empty()) in.id = std::string(commid);
     else if (!parent.empty()) in.id = fmt::format("{}/split{}/color{}", parent, number_after(body, "splitCount "), number_after(body, "color "));
-    init_[{proc, ptr}] = in;
+    if (has(body, "Init COMPLETE") || !init_.count({proc, ptr})) init_[{proc, ptr}] = in;
     auto& w = widest_init_[proc];
     if (in.nranks > w.first) w = {in.nranks, in.rank};
     return;
@@ -595,7 +606,7 @@ void LogReader::nccl_record(std::string_view rec, const LineLabel& lab, FileStat
       Failure fl;
       fl.kind = collateral_text(body) ? Failure::Kind::aborted : Failure::Kind::nccl_warn;
       fl.who = who_of(proc);
-      fl.what = fmt::format("NCCL WARN {}", cut(trim(body), 200));
+      fl.what = "NCCL WARN " + short_what(body);
       fl.when = lab.when;
       fl.evidence = r.evidence;
       failures.push_back(fl);
@@ -1057,7 +1068,7 @@ void LogReader::other_records(std::string_view t, const LineLabel& lab, FileStat
     Failure fl;
     fl.kind = kind;
     fl.who = who_of(proc);
-    fl.what = std::string(cut(trim(what), 200));
+    fl.what = short_what(what);
     fl.when = lab.when;
     fl.hint = std::move(hint);
     fl.evidence = evidence(st, t);
@@ -1158,7 +1169,7 @@ void LogReader::other_records(std::string_view t, const LineLabel& lab, FileStat
     failure(collateral_text(what) ? Failure::Kind::aborted : Failure::Kind::own_error, what);
     return;
   }
-  if (has(t, "Signal 15 (SIGTERM) received") || has(t, "Signal 9 (SIGKILL) received") || has(t, "closing signal SIGTERM")) {
+  if (has(t, "Signal 15 (SIGTERM) received") || has(t, "Signal 9 (SIGKILL) received")) {
     failure(Failure::Kind::killed, t);
     return;
   }
@@ -1169,8 +1180,23 @@ void LogReader::other_records(std::string_view t, const LineLabel& lab, FileStat
 }
 
 void LogReader::finish() {
+  // The launcher's summary names each failed rank's host: processes known by rank only get it.
+  std::map<int, std::string> host_of_rank;
+  for (const auto& e : launcher)
+    if (e.rank >= 0 && !e.host.empty()) host_of_rank.emplace(e.rank, e.host);
+  for (auto& p : processes)
+    if (p.host.empty() && p.rank >= 0) {
+      auto it = host_of_rank.find(p.rank);
+      if (it != host_of_rank.end()) p.host = it->second;
+    }
   // A process whose rank is unknown but which joined the widest communicator with an Init line:
   // its rank there is the job-wide rank (the world communicator is the widest).
+  if (!tasks_are_nodes_)
+    for (const auto& [task, procs] : task_procs_)
+      if (procs.size() == 1) {
+        Process& p = processes[static_cast<size_t>(*procs.begin())];
+        if (p.rank < 0) p.rank = task;
+      }
   int world = 0;
   for (const auto& kv : widest_init_) world = std::max(world, kv.second.first);
   for (const auto& kv : widest_init_) {
@@ -1180,6 +1206,12 @@ void LogReader::finish() {
       p.rank_weak = true;
     }
   }
+  // A rank's host known under one of its names (its NCCL header) serves its other names ("rank 1").
+  std::map<int, std::string> host_by_rank;
+  for (const auto& p : processes)
+    if (p.rank >= 0 && !p.host.empty()) host_by_rank.emplace(p.rank, p.host);
+  for (auto& p : processes)
+    if (p.rank >= 0 && p.host.empty() && host_by_rank.count(p.rank)) p.host = host_by_rank[p.rank];
   auto resolve = [&](Who& w) {
     if (w.index >= 0 && static_cast<size_t>(w.index) < processes.size()) {
       const Process& p = processes[static_cast<size_t>(w.index)];

@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <map>
+#include <set>
 #include <unordered_map>
 #include <string>
 #include <vector>
@@ -89,6 +90,10 @@ class LogReader {
   std::map<int, int> init_rank_world_;  // proc -> (rank, from the widest communicator), resolved at finish
   std::map<int, std::pair<int, int>> widest_init_;  // proc -> (nranks, rank)
   int file_index_ = -1;
+  // srun --label task numbers are ranks when each task is one process, nodes when a task runs
+  // torchrun (then "[rankN]:" labels with other numbers appear under it).
+  std::map<int, std::set<int>> task_procs_;
+  bool tasks_are_nodes_ = false;
   bool unmatched_comms_ = false;
   bool ambiguous_comms_ = false;
   // NCCL header ("host:pid:tid") -> process, for lines without a launcher label: the hot path
