@@ -110,13 +110,14 @@ void CollStream::add(int ci, int mi, const CollCall& in) {
   }
   m.next_pos = call.pos + 1;
   if (m.first_pos < 0) m.first_pos = call.pos;
-  if (call.pos < c.frontier) {
+  if (call.pos < c.frontier && !c.frozen) {
     // Behind the frontier: a member that showed up late or went on after stalling, compared
     // with what the others did there.
     const CollCall* ref = ref_at(c, call.pos);
     if (ref == nullptr || same_call(*ref, call)) {
       // (no reference: nobody logged that position, or it was trimmed; nothing to compare)
       m.done_upto = std::max(m.done_upto, call.pos + 1);
+      if (ref != nullptr) ++m.compared;
       return;
     }
     if (!c.frozen || call.pos < c.frozen_at) c.frozen_at = call.pos;
@@ -134,12 +135,16 @@ void CollStream::add(int ci, int mi, const CollCall& in) {
   else if (was_empty && !m.stalled) --c.empty_active;
   // Settling can only move when the last waiting member got a call, or when a member runs so far
   // ahead that the empty ones count as stopped.
-  if (!c.frozen && (c.empty_active == 0 || m.queue.size() % kStallAfter == 0)) settle(c);
+  // Until every rank of the communicator has shown up (its first lines interleave), nothing is
+  // settled: a rank seen late is still compared, but only with the references.
+  bool complete = c.nranks <= 0 || static_cast<int>(c.members.size()) >= c.nranks;
+  if (!c.frozen && ((c.empty_active == 0 && complete) || m.queue.size() % kStallAfter == 0)) settle(c);
 }
 
 void CollStream::settle(Comm& c) {
   for (;;) {
-    if (c.empty_active > 0) {
+    bool complete = c.nranks <= 0 || static_cast<int>(c.members.size()) >= c.nranks;
+    if (c.empty_active > 0 || !complete) {
       size_t most = 0;
       for (const auto& m : c.members)
         if (!m.stalled) most = std::max(most, m.queue.size());
@@ -193,7 +198,10 @@ void CollStream::settle(Comm& c) {
       } else if (m.first_pos >= 0 && m.first_pos < p) {
         // Inside this member's own sequence: a lost line. (Before its first call the member's
         // log simply starts later.)
-        if (m.lost.size() < kLostKept) m.lost.push_back(p);
+        if (m.lost.size() < kLostKept) {
+          m.lost.push_back(p);
+          m.lost_after.emplace_back(m.queue.front().file, m.queue.front().line);
+        }
         ++m.lost_count;
       }
       m.done_upto = p + 1;
@@ -217,7 +225,10 @@ CollResult CollStream::finish(const std::function<MemberIdentity(int proc)>& ide
     std::vector<MemberIdentity> ids;
     for (const auto& m : c.members) {
       ids.push_back(identity(m.proc));
+      if (ids.back().global_rank >= 0) ids.back().name = fmt::format("rank {}", ids.back().global_rank);
       if (m.lost_count > 0) st.lost[ids.back().name] += m.lost_count;
+      for (const auto& la : m.lost_after)
+        if (st.lost_after.size() < 4) st.lost_after.push_back(la);
     }
 
     // Where the analyser must start: the first divergence, or where a member stopped.
@@ -241,7 +252,7 @@ CollResult CollStream::finish(const std::function<MemberIdentity(int proc)>& ide
       }
       for (const auto& q : m.queue)
         if (q.pos >= start && taken++ < kAnalyserWindow) {
-          table[i].emplace(q.pos, &q);
+          table[i][q.pos] = &q;  // its own call, over a reference
           positions.insert(q.pos);
         }
     }

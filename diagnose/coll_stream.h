@@ -50,6 +50,7 @@ struct CommStats {
   int members = 0;
   long long settled = 0;                 // positions settled as agreeing
   std::map<std::string, long long> lost; // member name -> lines lost (opCount gaps)
+  std::vector<std::pair<int, long long>> lost_after;  // (file, line) of calls right after a gap
   long long dropped = 0;                 // calls not kept after a divergence (beyond the window)
   bool ref_trimmed = false;              // the oldest references were dropped (very long log)
   int excerpts = 0;                      // members left out: too short an excerpt that ends early
@@ -91,6 +92,7 @@ class CollStream {
     long long first_pos = -1;          // first position this member logged
     long long compared = 0;            // settled positions it shared with at least one other
     std::vector<long long> lost;       // positions this member lost (first few kept)
+    std::vector<std::pair<int, long long>> lost_after;  // (file, line) of the call after a gap
     long long lost_count = 0;
   };
   struct Comm {

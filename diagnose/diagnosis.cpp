@@ -499,6 +499,8 @@ Diagnosis diagnose(const LogReader& r) {
                               "line lost from the log, not a skipped collective, so these ranks are not blamed for it",
                               st.comm, lost, lost == 1 ? "" : "s", fmt::join(who, ", "));
     x.f.fix = "write each process's log to its own file (NCCL_DEBUG_FILE=/path/nccl.%h.%p.log) so no line is lost";
+    for (const auto& [fi, line] : st.lost_after)
+      x.evidence.push_back(Evidence{static_cast<size_t>(fi) < r.files.size() ? r.files[static_cast<size_t>(fi)] : "", line, ""});
     x.verify = "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL NCCL_DEBUG_FILE=/tmp/nccl.%h.%p.log <your launch command>";
     d.findings.push_back(std::move(x));
   }
