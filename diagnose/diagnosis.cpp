@@ -660,7 +660,8 @@ std::string render_diagnosis(const Diagnosis& d, const LogReader& r) {
     const Finding& f = x.f;
     out += fmt::format("\n{} {}{}\n  {}\n", to_string(f.severity), f.code,
                        f.ranks.empty() ? "" : fmt::format("  ranks {}", list_ranks(f.ranks)), f.message);
-    if (!f.expected.empty() || !f.found.empty()) out += fmt::format("  expected: {}\n  found:    {}\n", f.expected, f.found);
+    if (!f.expected.empty()) out += fmt::format("  expected: {}\n", f.expected);
+    if (!f.found.empty()) out += fmt::format("  found:    {}\n", f.found);
     for (const auto& e : x.evidence)
       out += fmt::format("  evidence: {}:{}: {}\n", e.file, e.line, e.text);
     out += fmt::format("  fix:    {}\n  verify: {}\n", f.fix, x.verify);

@@ -249,9 +249,10 @@ bool LogReader::read(std::FILE* in, const std::string& name, std::string* error)
     *error = "read error";
     return false;
   }
-  if (!line.empty()) {
+  if (!line.empty() || cut_line) {
     ++st.line_no;
     ++lines;
+    if (cut_line) bad(st, fmt::format("line longer than {} KiB cut: {}", kMaxLine / 1024, cut(line, 120)));
     this->line(&line, st);
   }
   // End of input: whatever waits for a continuation is read as it is.
