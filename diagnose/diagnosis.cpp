@@ -295,8 +295,32 @@ void reported_findings(const LogReader& r, std::vector<DxFinding>* out, std::vec
         f.fix = kCollectiveFix;
         break;
       }
+      case Reported::Kind::ras_counts: {
+        // NCCL's own count of the operations each rank launched: the ranks it lists one by one
+        // are the outliers; those behind the others never launched what the others wait in.
+        std::vector<int> behind, ahead;
+        for (size_t i = 0; i < rep.ranks.size(); ++i) {
+          bool below = rep.majority_count >= 0 ? rep.counts[i] < rep.majority_count : false;
+          (below ? behind : ahead).push_back(rep.ranks[i]);
+        }
+        if (rep.ranks.empty()) {
+          nccl[rep.kind].push_back(&rep);
+          continue;
+        }
+        f.code = behind.empty() ? "collective-mismatch" : "collective-missing";
+        f.ranks = behind.empty() ? ahead : behind;
+        f.seq = rep.majority_count;
+        f.comm = rep.op;
+        f.expected = rep.majority_count >= 0 ? fmt::format("{} operations launched ({} ranks)", rep.majority_count, rep.majority_ranks) : "";
+        f.found = fmt::format("ranks {}", list_ranks(f.ranks));
+        f.message = fmt::format("NCCL RAS reports different {} operation counts: ranks {} {} the {} ranks that launched up to "
+                                "operation {}",
+                                rep.op, list_ranks(f.ranks), behind.empty() ? "are ahead of" : "are behind",
+                                rep.majority_ranks, rep.majority_count);
+        f.fix = kCollectiveFix;
+        break;
+      }
       case Reported::Kind::nccl_mismatch:
-      case Reported::Kind::ras_counts:
       case Reported::Kind::net_mismatch:
         nccl[rep.kind].push_back(&rep);
         continue;

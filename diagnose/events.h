@@ -88,7 +88,8 @@ struct Reported {
     fr_errors,         // "Collective N ... errors", ranks = culprits ("Culprit rank R") if printed
     nccl_mismatch,     // NCCL WARN "Mismatched collective detected ... at and around rank N"
     nccl_version,      // NCCL WARN "Mismatched NCCL version detected : rank a version x rank b version y"
-    ras_counts,        // NCCL RAS "ranks have different ... operation counts"
+    ras_counts,        // NCCL RAS "Communicator ranks have different AllReduce operation counts",
+                       // ranks = the outliers RAS lists one by one, counts = their operation counts
     net_mismatch,      // NET/IB : collective mismatch error
     truncated,         // "Message truncated : received X bytes instead of Y"
   };
@@ -100,6 +101,9 @@ struct Reported {
   std::string op;      // "nccl:all_reduce"
   std::string detail;  // error type, sizes, versions
   int world = -1;
+  std::vector<long long> counts;     // RAS: operation count of each rank in `ranks`
+  long long majority_count = -1;     // RAS: "N ranks have launched up to operation M" (largest N)
+  int majority_ranks = 0;
   Evidence evidence;
 };
 

@@ -127,6 +127,9 @@ struct LogReader::FileState {
   LineLabel pending_label;
   long long pending_line = 0;
   int pending_age = 0;
+  // NCCL RAS "operation counts" block being read.
+  bool in_ras = false;
+  Reported ras;
   // fr_trace block being read.
   bool in_fr = false;
   Reported fr;
@@ -263,6 +266,7 @@ bool LogReader::read(std::FILE* in, const std::string& name, std::string* error)
     st.in_fr = false;
   }
   if (st.have_entry) launcher.push_back(st.entry);
+  if (st.in_ras) reported.push_back(st.ras);
   if (!st.pending_coll.empty()) bad(st, st.pending_coll);
   return true;
 }
@@ -1060,17 +1064,47 @@ void LogReader::other_records(std::string_view t, const LineLabel& lab, FileStat
     return;
   }
 
-  // NCCL RAS.
-  if (has(t, "operation counts") && has(t, "different")) {
-    Reported r;
-    r.kind = Reported::Kind::ras_counts;
-    r.who = who_of(proc);
-    r.evidence = evidence(st, t);
-    size_t rk = find(t, "rank");
-    if (rk != std::string_view::npos) r.ranks = int_list(cut(t.substr(rk), 200));
-    reported.push_back(r);
+  // NCCL RAS (ncclras client): "Communicator ranks have different AllReduce operation counts",
+  // then "N ranks have launched up to operation M" per group and "Rank R has launched up to
+  // operation M -- GPU g managed by process p on node h" (or "has not launched any operations")
+  // for the outliers.
+  if (has(t, "operation counts") && has(t, "have different")) {
+    if (st.in_ras) reported.push_back(st.ras);
+    st.ras = Reported();
+    st.ras.kind = Reported::Kind::ras_counts;
+    st.ras.who = who_of(proc);
+    st.ras.evidence = evidence(st, t);
+    size_t d = find(t, "different ");
+    st.ras.op = std::string(token_after(t.substr(d), "different ", " "));
+    st.in_ras = true;
     ++records;
     return;
+  }
+  if (st.in_ras) {
+    if (starts(t, "Rank ") && (has(t, "launched up to operation") || has(t, "not launched any operations"))) {
+      long long r = number_after(t, "Rank ");
+      long long n = has(t, "not launched") ? 0 : number_after(t, "up to operation ");
+      if (r >= 0 && r < kMaxRank && st.ras.ranks.size() < 4096) {
+        st.ras.ranks.push_back(static_cast<int>(r));
+        st.ras.counts.push_back(n);
+      }
+      ++records;
+      return;
+    }
+    if (has(t, "ranks have launched up to operation") || has(t, "ranks have not launched any operations")) {
+      long long k = 0;
+      size_t n;
+      parse_dec(t, &k, &n);
+      long long m = has(t, "not launched") ? 0 : number_after(t, "up to operation ");
+      if (k > st.ras.majority_ranks) {
+        st.ras.majority_ranks = static_cast<int>(std::min<long long>(k, kMaxRank));
+        st.ras.majority_count = m;
+      }
+      ++records;
+      return;
+    }
+    reported.push_back(st.ras);
+    st.in_ras = false;
   }
 
   // Tracebacks and errors from rank code and libraries.

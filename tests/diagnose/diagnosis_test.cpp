@@ -142,3 +142,21 @@ TEST_CASE("nothing readable: exit 2 naming what to add") {
   CHECK(d.exit_code == 2);
   CHECK(d.inconclusive.find("no NCCL, PyTorch or launcher records") == 0);
 }
+
+TEST_CASE("NCCL RAS's outlier behind the others is the rank that never launched the collective") {
+  LogReader r;
+  r.read_text(
+      "#0-0 (9a41c2f7d3e8b510) MISMATCH\n"
+      "  Communicator ranks have different AllReduce operation counts\n"
+      "  7 ranks have launched up to operation 1201\n"
+      "  Rank 5 has launched up to operation 1200 -- GPU 5 managed by process 3402 on node node02\n",
+      "ras.txt");
+  r.finish();
+  Diagnosis d = diagnose(r);
+  const DxFinding* f = find(d, "collective-missing");
+  REQUIRE(f != nullptr);
+  CHECK(f->f.ranks == std::vector<int>{5});
+  CHECK(d.exit_code == 1);
+  REQUIRE(d.blame.found);
+  CHECK(d.blame.initiating.ranks == std::vector<int>{5});
+}

@@ -280,3 +280,23 @@ TEST_CASE("binary data and a 1 MB line: bounded, counted, no crash") {
   CHECK(r.unreadable.count >= 1);
   for (const auto& s : r.unreadable.samples) CHECK(s.text.size() <= kEvidenceChars);
 }
+
+TEST_CASE("NCCL RAS: different operation counts, the outlier ranks and their counts") {
+  LogReader r = read(
+      "Warnings\n"
+      "========\n"
+      "\n"
+      "#0-0 (9a41c2f7d3e8b510) MISMATCH\n"
+      "  Communicator ranks have different AllReduce operation counts\n"
+      "  7 ranks have launched up to operation 1201\n"
+      "  Rank 5 has launched up to operation 1200 -- GPU 5 managed by process 3402 on node node02\n"
+      "\n");
+  REQUIRE(r.reported.size() == 1);
+  const Reported& x = r.reported[0];
+  CHECK(x.kind == Reported::Kind::ras_counts);
+  CHECK(x.op == "AllReduce");
+  CHECK(x.ranks == std::vector<int>{5});
+  CHECK(x.counts == std::vector<long long>{1200});
+  CHECK(x.majority_ranks == 7);
+  CHECK(x.majority_count == 1201);
+}
