@@ -26,12 +26,16 @@ const char* kCollectiveFix =
     "for a rank-dependent branch, a skipped backward or unused parameter, uneven batches or data-dependent shapes "
     "before this step";
 
+}  // namespace
+
 // The gate on the hosts the finding names (mpirun; the srun form works the same way).
 std::string gate_verify(const std::vector<std::string>& hosts) {
   if (hosts.empty()) return "srun --mpi=pmix --ntasks-per-node=1 denpex-probe   (or mpirun --map-by ppr:1:node denpex-probe) on the job's nodes";
   return fmt::format("mpirun -np {} -H {} --map-by ppr:1:node denpex-probe   (or srun --mpi=pmix -w {} --ntasks-per-node=1 denpex-probe)",
                      hosts.size(), fmt::join(hosts, ","), fmt::join(hosts, ","));
 }
+
+namespace {
 
 std::string list_ranks(std::vector<int> r) {
   std::sort(r.begin(), r.end());
@@ -587,6 +591,23 @@ Diagnosis diagnose(const LogReader& r) {
     return static_cast<int>(a.f.severity) > static_cast<int>(b2.f.severity);
   });
   return d;
+}
+
+void add_findings(Diagnosis* d, std::vector<DxFinding> more) {
+  for (auto& x : more) d->findings.push_back(std::move(x));
+  bool error = std::any_of(d->findings.begin(), d->findings.end(),
+                           [](const DxFinding& x) { return x.f.severity == Severity::error; });
+  if (error && d->exit_code == 2) {
+    d->exit_code = 1;
+    d->verdict = "reject";
+    d->inconclusive.clear();
+    d->findings.erase(std::remove_if(d->findings.begin(), d->findings.end(),
+                                     [](const DxFinding& x) { return x.f.code == "diagnose-inconclusive"; }),
+                      d->findings.end());
+  }
+  std::stable_sort(d->findings.begin(), d->findings.end(), [](const DxFinding& a, const DxFinding& b) {
+    return static_cast<int>(a.f.severity) > static_cast<int>(b.f.severity);
+  });
 }
 
 namespace {

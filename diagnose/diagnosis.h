@@ -38,6 +38,14 @@ struct Diagnosis {
 // input the readers accepted.
 Diagnosis diagnose(const LogReader& r);
 
+// Adds findings judged elsewhere (saved rank records given among the logs) and settles the
+// verdict again: an error finding turns "inconclusive" into "reject" and drops the
+// diagnose-inconclusive finding. Never throws.
+void add_findings(Diagnosis* d, std::vector<DxFinding> more);
+
+// The gate on the hosts a finding names, as its `verify` command.
+std::string gate_verify(const std::vector<std::string>& hosts);
+
 // The cluster report with the contract's diagnose additions, plus "inputs" (files, lines,
 // records, unreadable lines with samples, notes).
 nlohmann::json diagnosis_json(const Diagnosis& d, const LogReader& r);

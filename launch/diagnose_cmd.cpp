@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "collect/collective_trace.h"
+#include "collect/saved_reports.h"
+#include "compare/judge.h"
 #include "diagnose/diagnosis.h"
 #include "diagnose/log_reader.h"
 
@@ -47,6 +49,15 @@ std::vector<std::string> expand(const std::vector<std::string>& paths, std::stri
     }
   }
   return files;
+}
+
+// A saved rank record or cluster report (denpex-probe --rank-report / --json): JSON from byte 1.
+bool is_json(const std::string& path) {
+  std::ifstream in(path);
+  char c = 0;
+  while (in.get(c) && (c == ' ' || c == '\n' || c == '\t' || c == '\r')) {
+  }
+  return c == '{';
 }
 
 bool is_trace(const std::string& path) {
@@ -97,7 +108,13 @@ int run(const DiagnoseOptions& o) {
   }
   diag::LogReader reader;
   std::vector<CommSequence> traced;
+  std::vector<std::string> saved;
   for (const auto& f : files) {
+    if (f != "-" && is_json(f) && !is_trace(f)) {
+      saved.push_back(f);  // judged below by the live gate's rules, as `compare` would
+      reader.files.push_back(f);
+      continue;
+    }
     if (f != "-" && is_trace(f)) {
       CollectiveInput in = read_collective_trace(f);
       if (in.status != CollectiveInput::Status::ok) {
@@ -123,6 +140,23 @@ int run(const DiagnoseOptions& o) {
   reader.finish();
   reader.coll.sequences.insert(reader.coll.sequences.end(), traced.begin(), traced.end());
   diag::Diagnosis d = diag::diagnose(reader);
+  if (!saved.empty()) {
+    SavedJob job = load_saved_job(saved, 0);
+    if (job.status != SavedStatus::ok) {
+      fmt::print(stderr, "denpex-probe diagnose: {}\n", job.error);
+      return kExitCannotJudge;
+    }
+    std::vector<diag::DxFinding> more;
+    for (auto& f : judge(job.groups, {}, JudgeOptions{})) {
+      diag::DxFinding x;
+      x.verify = diag::gate_verify(f.hosts);
+      for (const auto& p : saved)
+        if (x.evidence.size() < 4) x.evidence.push_back(diag::Evidence{p, 1, "saved rank record"});
+      x.f = std::move(f);
+      more.push_back(std::move(x));
+    }
+    diag::add_findings(&d, std::move(more));
+  }
   fill_evidence_text(&d);
 
   std::FILE* human = stdout;

@@ -46,6 +46,15 @@ check "long log: lost lines counted for rank 5, not blamed" '[.findings[] | sele
 check "long log: rank 5 blamed nowhere" '[.findings[] | select(.severity == "error") | .ranks[]] | index(5) == null'
 check "long log: evidence is the diverging line" '[.findings[] | select(.code == "collective-args-mismatch")][0].evidence[0].text | test("opCount 61a8 .* count 1048577 ")'
 
+# Saved rank records among the inputs are judged by the gate's rules.
+src=$(dirname "$fx")/../fixtures/compare/rank_ok.json
+for r in 0 1 2; do
+  v=2.28.9; [ $r = 2 ] && v=2.27.3
+  jq --argjson r $r --arg v $v '.rank = $r | .host = "n\($r)" | .nccl.version = $v' "$src" >"$tmp/rank$r.json"
+done
+expect 1 "saved records with a log" diagnose "$tmp/rank0.json" "$tmp/rank1.json" "$tmp/rank2.json" --json "$tmp/j.json"
+check "saved records: nccl-version-mismatch blames rank 2" '[.findings[] | select(.code == "nccl-version-mismatch")][0] | .ranks == [2] and .hosts == ["n2"] and (.verify | test("-H n2 "))'
+
 # Hostile input: binary, a 1 MB line, a 13-digit prefix, a rank count of 2^31.
 head -c 300000 /dev/zero | tr '\0' '\377' >"$tmp/bin.dat"
 awk 'BEGIN { srand(1); for (i = 0; i < 200000; i++) printf "%c", int(rand() * 256); }' >>"$tmp/bin.dat"
