@@ -911,7 +911,7 @@ void LogReader::other_records(std::string_view t, const LineLabel& lab, FileStat
       if (guid != std::string_view::npos) {
         g = inside.substr(guid + 5);
       } else {
-        g = inside.substr(3);
+        g = inside.size() > 3 ? inside.substr(3) : std::string_view();  // after "PG "
       }
       size_t r = find(g, " Rank ");
       if (r != std::string_view::npos) g = g.substr(0, r);
@@ -1056,7 +1056,8 @@ void LogReader::other_records(std::string_view t, const LineLabel& lab, FileStat
       if (parse_dec(rest, &r, &n) && r < kMaxRank) {
         std::string_view after = rest.substr(n);
         size_t nl = find(after, "- [");
-        std::string_view phrase = trim(after.substr(1, nl == std::string_view::npos ? 120 : nl - 1));
+        std::string_view phrase =
+            after.empty() ? std::string_view() : trim(after.substr(1, nl == std::string_view::npos ? 120 : nl - 1));
         add(static_cast<int>(r), fmt::format("{} (TORCH_NCCL_DESYNC_DEBUG)", cut(phrase, 100)));
       }
       at += 3;

@@ -300,3 +300,12 @@ TEST_CASE("NCCL RAS: different operation counts, the outlier ranks and their cou
   CHECK(x.majority_ranks == 7);
   CHECK(x.majority_count == 1201);
 }
+
+TEST_CASE("records cut right after their tags do not throw (fuzzer finds)") {
+  LogReader r = read(
+      "[rank0]:[E321 02:07:08.4 ProcessGroupNCCL.cpp:607] [PG WorkNCCL(SeqNum=1, OpType=ALLREDUCE\n"
+      "[rank0]: lagging ranks that caused this timeout - [5\n"
+      "[E ProcessGroupNCCL.cpp:1] [PG 3 Rank 1] last enqueued NCCL work: 9\n");
+  CHECK(r.watch.size() == 2);
+  CHECK(r.failures.size() >= 3);
+}
