@@ -4,6 +4,7 @@
 
 #include "collect/launcher.h"
 #include "launch/collectives_cmd.h"
+#include "launch/diagnose_cmd.h"
 #include "launch/options.h"
 #include "launch/run_modes.h"
 #include "probe/probe.h"
@@ -25,6 +26,13 @@ int main(int argc, char** argv) {
       c.quiet = o.quiet;
       c.strict = o.strict;
       return run_collectives(c);
+    }
+    case RunMode::diagnose: {
+      DiagnoseOptions d;
+      d.paths = o.paths;
+      d.json_path = o.json_path;
+      d.quiet = o.quiet;
+      return run_diagnose(d);
     }
     case RunMode::root: return run_single(o);
     case RunMode::probe: break;

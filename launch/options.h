@@ -11,6 +11,7 @@ enum class RunMode {
   root,         // --root DIR: static inspection of a filesystem tree
   compare,      // compare PATH...: saved rank records
   collectives,  // collectives PATH...: collective traces and logs
+  diagnose,     // diagnose PATH...: a failed job's logs
 };
 
 struct Options {
