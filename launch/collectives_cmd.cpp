@@ -9,6 +9,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <fmt/ostream.h>
 #include <nlohmann/json.hpp>
 
