@@ -261,21 +261,4 @@ SavedJob load_saved_job(const std::vector<std::string>& paths, size_t keep) {
   return job;
 }
 
-SavedRecords load_saved_records(const std::vector<std::string>& paths, int* renumbered) {
-  SavedRecords res;
-  SavedVisit v =
-      for_each_saved_record(paths, [&](RankRecord&& r) { res.records.push_back(std::move(r)); });
-  if (v.status != SavedStatus::ok) {
-    res.status = v.status;
-    res.error = v.error;
-    res.records.clear();
-    return res;
-  }
-  std::vector<int> ranks;
-  for (const auto& r : res.records) ranks.push_back(r.rank);
-  *renumbered = renumber_repeated_ranks(&ranks);
-  for (size_t i = 0; i < ranks.size(); ++i) res.records[i].rank = ranks[i];
-  return res;
-}
-
 }  // namespace denpex

@@ -51,13 +51,4 @@ struct SavedJob {
 
 SavedJob load_saved_job(const std::vector<std::string>& paths, size_t keep);
 
-// All records in memory, ranks renumbered (for small inputs and tests).
-struct SavedRecords {
-  SavedStatus status = SavedStatus::ok;
-  std::vector<RankRecord> records;
-  std::string error;
-};
-
-SavedRecords load_saved_records(const std::vector<std::string>& paths, int* renumbered);
-
 }  // namespace denpex

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "compare/atomic_file.h"
 #include "compare/facts.h"
 #include "compare/nccl_env.h"
 
@@ -108,25 +109,8 @@ bool write_baseline(const std::string& path, const Baseline& baseline, std::stri
     *error = fmt::format("baseline {}: cannot encode: {}", path, e.what());
     return false;
   }
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      *error = fmt::format("baseline {}: cannot create {}: {}", path, tmp, std::strerror(errno));
-      return false;
-    }
-    out << text;
-    out.flush();
-    if (!out) {
-      *error = fmt::format("baseline {}: cannot write {}: {}", path, tmp, std::strerror(errno));
-      std::remove(tmp.c_str());
-      return false;
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    *error = fmt::format("baseline {}: cannot rename {} into place: {}", path, tmp,
-                         std::strerror(errno));
-    std::remove(tmp.c_str());
+  if (!write_file_atomically(path, text, error)) {
+    *error = "baseline " + *error;
     return false;
   }
   return true;

@@ -1,13 +1,11 @@
-// libFuzzer target: the rank record loader (probe/record.h record_from_json) and the saved
-// report loader of `compare` (collect/saved_reports.h load_saved_records).
+// libFuzzer target: the rank record loader (probe/record.h record_from_json). The saved-report
+// loader `compare` runs on files is fuzz_saved_job.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
-#include "collect/saved_reports.h"
-#include "fuzz/fuzz_util.h"
 #include "probe/record.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -23,10 +21,5 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (void)nlohmann::json(r).dump(2);
     }
   }
-  denpex_fuzz::MemFile f(data, size);
-  if (!f.ok()) return 0;
-  int renumbered = 0;
-  denpex::SavedRecords saved = denpex::load_saved_records({f.path()}, &renumbered);
-  for (const auto& r : saved.records) (void)denpex::configuration_digest(r);
   return 0;
 }

@@ -2,8 +2,8 @@
 # Runs every libFuzzer target for a bounded time and fails on the first crash, leak, timeout or
 # sanitizer report.
 #   fuzz/run.sh BUILD_DIR [SECONDS_PER_TARGET]   (default 20)
-# The random seed is fixed (FUZZ_SEED, default 1) so CI explores the same inputs each run; set
-# FUZZ_SEED=0 for a fresh random seed when fuzzing by hand.
+# The random seed comes from the clock, so each run (CI's included) explores new inputs; it is
+# printed first, and FUZZ_SEED=N replays a run with seed N.
 # BUILD_DIR is a build configured with CXX=clang++ -DDENPEX_BUILD_FUZZ=ON; the targets are
 # built here if needed. Seeds come from fuzz/corpus/<target>/ (read only); what a run discovers
 # goes to BUILD_DIR/fuzz/work/<target>/, and a crashing input to BUILD_DIR/fuzz/artifacts/.
@@ -12,7 +12,9 @@ build=$1
 secs=${2:-20}
 here=$(cd "$(dirname "$0")" && pwd)
 cmake --build "$build" --target denpex_fuzz >/dev/null || { echo "fuzz/run.sh: build failed"; exit 1; }
-targets="elf nccl_literal ld_cache record baseline version_py nccl_log diagnose"
+targets="elf nccl_literal ld_cache record baseline version_py nccl_log diagnose loader fs_view saved_job"
+seed=${FUZZ_SEED:-$(( $(date +%s%N) % 4000000000 + 1 ))}
+echo "fuzz/run.sh: seed $seed (replay with FUZZ_SEED=$seed fuzz/run.sh $build $secs)"
 fail=0
 for t in $targets; do
   bin=$build/fuzz/fuzz_$t
@@ -28,9 +30,9 @@ for t in $targets; do
     { grep -q "LeakSanitizer has encountered a fatal error" "$work/leakcheck.log" && leaks=0; }
   echo "== fuzz_$t: ${secs}s (detect_leaks=$leaks)"
   if ! ASAN_OPTIONS=detect_leaks=$leaks:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
-      "$bin" -seed="${FUZZ_SEED:-1}" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+      "$bin" -seed="$seed" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
       -artifact_prefix="$art/" -print_final_stats=1 "$work" "$here/corpus/$t" >"$work/run.log" 2>&1; then
-    echo "FAIL: fuzz_$t found a problem; last lines of $work/run.log:"
+    echo "FAIL: fuzz_$t found a problem with seed $seed; last lines of $work/run.log:"
     grep -E "ERROR|SUMMARY|runtime error|Test unit written|==[0-9]+==" "$work/run.log" | head -20
     fail=1
   else

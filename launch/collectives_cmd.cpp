@@ -9,11 +9,13 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <fmt/ostream.h>
 #include <nlohmann/json.hpp>
 
 #include "collect/collective_trace.h"
 #include "collect/nccl_log.h"
+#include "compare/atomic_file.h"
 #include "compare/collectives.h"
 #include "compare/finding.h"
 
@@ -254,16 +256,12 @@ int run(const CollectivesOptions& o) {
   if (!o.json_path.empty()) {
     // Unreadable samples are raw log bytes: non-UTF-8 becomes U+FFFD, not an exit 2 (issue 6).
     std::string text = report_json(inputs, sum, findings, reject).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
-    if (o.json_path == "-") {
-      fmt::print(stdout, "{}", text);
-      human = stderr;
-    } else {
-      std::ofstream jf(o.json_path);
-      if (!(jf << text)) {
-        fmt::print(stderr, "denpex-probe collectives: --json {}: cannot write\n", o.json_path);
-        return kExitCannotJudge;
-      }
+    std::string error;
+    if (!write_file_atomically(o.json_path, text, &error)) {
+      fmt::print(stderr, "denpex-probe collectives: --json {}\n", error);
+      return kExitCannotJudge;
     }
+    if (o.json_path == "-") human = stderr;
   }
   if (!o.quiet) print_human(human, sum, findings, reject);
   return reject ? kExitReject : kExitPass;

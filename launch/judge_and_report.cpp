@@ -11,31 +11,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "compare/atomic_file.h"
 #include "compare/report.h"
 #include "launch/prometheus.h"
 
 namespace denpex {
-
-bool write_text_file(const std::string& path, const std::string& text, std::string* error) {
-  if (path == "-") {
-    std::cout << text << std::flush;
-    return true;
-  }
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  FILE* f = std::fopen(tmp.c_str(), "w");
-  if (!f) {
-    *error = fmt::format("{}: {}", path, std::strerror(errno));
-    return false;
-  }
-  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  ok = (std::fclose(f) == 0) && ok;
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    *error = fmt::format("{}: {}", path, std::strerror(errno));
-    std::remove(tmp.c_str());
-    return false;
-  }
-  return true;
-}
 
 bool load_baseline_option(const Options& o, Baseline* out, bool* have, std::string* error) {
   *have = false;
@@ -89,7 +69,7 @@ int judge_and_report(const Options& o, const Baseline* baseline, JobResult job) 
   // Non-UTF-8 bytes (a library path, an NCCL_* value) become U+FFFD rather than an exception
   // that aborted the probe (issue 6).
   if (!o.json_path.empty() &&
-      !write_text_file(o.json_path,
+      !write_file_atomically(o.json_path,
                        report_json(report).dump(2, ' ', false,
                                                 nlohmann::json::error_handler_t::replace) +
                            "\n",
@@ -110,7 +90,7 @@ int judge_and_report(const Options& o, const Baseline* baseline, JobResult job) 
     }
   }
   if (!o.prometheus.empty() &&
-      !write_text_file(o.prometheus, prometheus_text(report), &error)) {
+      !write_file_atomically(o.prometheus, prometheus_text(report), &error)) {
     std::fprintf(stderr, "denpex-probe: --prometheus %s\n", error.c_str());
     return 2;
   }

@@ -31,8 +31,4 @@ bool load_baseline_option(const Options& o, Baseline* out, bool* have, std::stri
 // not be written.
 int judge_and_report(const Options& o, const Baseline* baseline, JobResult job);
 
-// Writes text to `path` ("-" = stdout) via a temporary file renamed into place. Returns false
-// with *error naming the path on failure.
-bool write_text_file(const std::string& path, const std::string& text, std::string* error);
-
 }  // namespace denpex

@@ -19,6 +19,7 @@
 #include "collect/mpi_job.h"
 #include "collect/mpi_plugin_loader.h"
 #include "collect/saved_reports.h"
+#include "compare/atomic_file.h"
 #include "compare/report.h"
 #include "launch/judge_and_report.h"
 #include "probe/isolated_call.h"
@@ -69,7 +70,7 @@ bool write_rank_report(const Options& o, const RankRecord& r) {
   // Non-UTF-8 bytes become U+FFFD rather than an exception (issue 6; see configuration_json).
   const std::string text =
       nlohmann::json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  if (!write_text_file(path, text, &error)) {
+  if (!write_file_atomically(path, text, &error)) {
     std::fprintf(stderr, "denpex-probe: --rank-report %s\n", error.c_str());
     return false;
   }

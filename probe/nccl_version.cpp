@@ -2,7 +2,6 @@
 
 #include <cctype>
 #include <cstdlib>
-#include <sstream>
 
 namespace denpex {
 
@@ -79,19 +78,6 @@ int nccl_version_code(const NcclVersion& v) {
   bool old = v.major < 2 || (v.major == 2 && v.minor < 9);
   return old ? v.major * 1000 + v.minor * 100 + v.patch
              : v.major * 10000 + v.minor * 100 + v.patch;
-}
-
-int compare_versions(const std::string& a, const std::string& b) {
-  std::istringstream sa(a), sb(b);
-  std::string pa, pb;
-  while (true) {
-    bool ha = static_cast<bool>(std::getline(sa, pa, '.'));
-    bool hb = static_cast<bool>(std::getline(sb, pb, '.'));
-    if (!ha && !hb) return 0;
-    long va = ha ? std::strtol(pa.c_str(), nullptr, 10) : 0;
-    long vb = hb ? std::strtol(pb.c_str(), nullptr, 10) : 0;
-    if (va != vb) return va < vb ? -1 : 1;
-  }
 }
 
 }  // namespace denpex

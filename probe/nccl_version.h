@@ -27,8 +27,4 @@ NcclVersion pick_nccl_literal(const std::vector<std::string>& literals);
 // patch have more than two digits (no encoding holds them).
 int nccl_version_code(const NcclVersion& v);
 
-// Compares dotted numeric versions ("12.4" < "13.0", "2.9.1" < "2.10.0"). Returns <0, 0, >0.
-// Non-numeric parts compare as 0.
-int compare_versions(const std::string& a, const std::string& b);
-
 }  // namespace denpex

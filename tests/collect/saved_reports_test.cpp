@@ -37,6 +37,9 @@ std::string record(int rank, const std::string& host, const std::string& version
   return nlohmann::json(r).dump();
 }
 
+// Every record kept, as `compare` keeps them for its report on small inputs.
+constexpr size_t kKeepAll = 1000;
+
 }  // namespace
 
 TEST_CASE("records load from files and directories; repeated ranks are renumbered") {
@@ -44,16 +47,15 @@ TEST_CASE("records load from files and directories; repeated ranks are renumbere
   d.write("node1.json", record(0, "node1", "2.28.9"));
   d.write("node2.json", record(0, "node2", "2.27.3"));
   d.write("notes.txt", "ignored: not *.json");
-  int renumbered = 0;
-  SavedRecords s = load_saved_records({d.path.string()}, &renumbered);
+  SavedJob s = load_saved_job({d.path.string()}, kKeepAll);
   REQUIRE(s.status == SavedStatus::ok);
-  REQUIRE(s.records.size() == 2);
-  CHECK(s.records[0].host == "node1");
-  CHECK(s.records[0].rank == 0);
-  CHECK(s.records[1].host == "node2");
-  CHECK(s.records[1].rank == 1);
-  CHECK(renumbered == 1);
-  CHECK(s.records[1].nccl.version == "2.27.3");
+  REQUIRE(s.kept.size() == 2);
+  CHECK(s.kept[0].host == "node1");
+  CHECK(s.kept[0].rank == 0);
+  CHECK(s.kept[1].host == "node2");
+  CHECK(s.kept[1].rank == 1);
+  CHECK(s.renumbered == 1);
+  CHECK(s.kept[1].nccl.version == "2.27.3");
 }
 
 TEST_CASE("a cluster report supplies its ranks") {
@@ -61,17 +63,15 @@ TEST_CASE("a cluster report supplies its ranks") {
   nlohmann::json report = {{"schema", "denpex.report.v1"},
                            {"ranks", {nlohmann::json::parse(record(0, "a", "2.28.9")),
                                       nlohmann::json::parse(record(1, "b", "2.28.9"))}}};
-  int renumbered = 0;
-  SavedRecords s = load_saved_records({d.write("r.json", report.dump())}, &renumbered);
+  SavedJob s = load_saved_job({d.write("r.json", report.dump())}, kKeepAll);
   REQUIRE(s.status == SavedStatus::ok);
-  CHECK(s.records.size() == 2);
+  CHECK(s.kept.size() == 2);
 }
 
 TEST_CASE("bad inputs name the file and the problem") {
   Dir d;
-  int n = 0;
   auto err = [&](const std::string& name, const std::string& text) {
-    SavedRecords s = load_saved_records({d.write(name, text)}, &n);
+    SavedJob s = load_saved_job({d.write(name, text)}, kKeepAll);
     CHECK(s.status == SavedStatus::bad_input);
     CHECK(s.error.find(name) != std::string::npos);
     return s.error;
@@ -83,11 +83,11 @@ TEST_CASE("bad inputs name the file and the problem") {
   CHECK(err("foreign.json", R"({"hello":"world"})").find("not a denpex rank record") !=
         std::string::npos);
   CHECK(err("deep.json", std::string(100000, '[')).find("nested") != std::string::npos);
-  SavedRecords missing = load_saved_records({(d.path / "nope.json").string()}, &n);
+  SavedJob missing = load_saved_job({(d.path / "nope.json").string()}, kKeepAll);
   CHECK(missing.status == SavedStatus::bad_input);
   CHECK(missing.error.find("nope.json") != std::string::npos);
   fs::create_directories(d.path / "empty");
-  SavedRecords empty = load_saved_records({(d.path / "empty").string()}, &n);
+  SavedJob empty = load_saved_job({(d.path / "empty").string()}, kKeepAll);
   CHECK(empty.error.find("no *.json") != std::string::npos);
 }
 
@@ -115,24 +115,23 @@ TEST_CASE("load_saved_job groups as it reads and keeps only the first records") 
 
 TEST_CASE("numbers out of range or of the wrong kind are refused, not converted") {
   Dir d;
-  int n = 0;
   for (const char* bad : {R"({"rank": 2.1e43, "host": "a", "nccl": {}})",
                           R"({"rank": -1, "host": "a", "nccl": {}})",
                           R"({"rank": 0, "host": "a", "nccl": {"version_code": 1e99}})",
                           R"({"rank": 0, "host": "a", "pid": "12", "nccl": {}})"}) {
     INFO(bad);
-    SavedRecords s = load_saved_records({d.write("bad.json", bad)}, &n);
+    SavedJob s = load_saved_job({d.write("bad.json", bad)}, kKeepAll);
     CHECK(s.status == SavedStatus::bad_input);
     CHECK(s.error.find("bad.json") != std::string::npos);
   }
   nlohmann::json report = {
       {"schema", "denpex.report.v1"},
       {"configurations", {{{"ranks", {0.5}}, {"record", nlohmann::json::parse(record(0, "a", "2.28.9"))}}}}};
-  SavedRecords s = load_saved_records({d.write("r.json", report.dump())}, &n);
+  SavedJob s = load_saved_job({d.write("r.json", report.dump())}, kKeepAll);
   CHECK(s.status == SavedStatus::bad_input);
   CHECK(s.error.find("not a rank number") != std::string::npos);
   report["configurations"][0]["ranks"] = {0};
   report["configurations"][0]["hosts"] = {1};
-  s = load_saved_records({d.write("r.json", report.dump())}, &n);
+  s = load_saved_job({d.write("r.json", report.dump())}, kKeepAll);
   CHECK(s.status == SavedStatus::bad_input);
 }

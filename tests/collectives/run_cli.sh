@@ -25,6 +25,15 @@ expect 1 "json on stdout" "$fx/torch_watchdog.log" --json -
 jq -e '.schema == "denpex.report.v1" and .verdict == "reject" and .findings[0].ranks == [2] and .findings[0].comm == "pg 1" and (.inputs[0].unreadable == 1)' "$dir/out" >/dev/null \
   || { echo "FAIL: JSON report"; cat "$dir/out"; fail=1; }
 grep -q "REJECT" "$dir/err" || { echo "FAIL: human report not on stderr with --json -"; fail=1; }
+# --json to a file goes through the one atomic writer: whole, no temporary left; a file that
+# cannot be created is exit 2 with one line naming it.
+mkdir "$dir/j"
+expect 1 "json to a file" "$fx/torch_watchdog.log" --json "$dir/j/report.json"
+jq -e '.schema == "denpex.report.v1"' "$dir/j/report.json" >/dev/null || { echo "FAIL: --json file"; fail=1; }
+[ "$(ls "$dir/j")" = report.json ] || { echo "FAIL: left behind: $(ls "$dir/j")"; fail=1; }
+expect 2 "json into a missing directory" "$fx/torch_watchdog.log" --json "$dir/nodir/report.json"
+[ "$(wc -l <"$dir/err")" -eq 1 ] && grep -q "nodir/report.json: cannot create" "$dir/err" \
+  || { echo "FAIL: stderr not one line naming the --json file"; cat "$dir/err"; fail=1; }
 expect 1 "quiet" -q "$fx/watchdog_enqueued_old.log"
 [ -s "$dir/out" ] && { echo "FAIL: -q printed"; fail=1; }
 # Agreeing traces with a cut last line: pass, but --strict refuses the unread line.

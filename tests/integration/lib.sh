@@ -13,8 +13,11 @@ export OMPI_MCA_rmaps_base_oversubscribe=1
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*" >&2; exit 77; }
 
-REAL_NCCL=/usr/local/cuda-13.0/lib/libnccl.so.2
-CUDA_STUB=/usr/local/cuda-13.0/lib64/stubs/libcuda.so
+# The real NCCL found the way users' programs find it (the loader cache), and the toolkit's stub
+# where nvcc's toolkit keeps it; "" / a missing file when absent.
+REAL_NCCL=$({ /sbin/ldconfig -p 2>/dev/null || ldconfig -p 2>/dev/null; } |
+  sed -n 's/^[[:space:]]*libnccl\.so\.2 (.*) => //p' | head -1)
+CUDA_STUB=${CUDA_HOME:-/usr/local/cuda}/lib64/stubs/libcuda.so
 
 new_scratch() {
   mkdir -p "$1"

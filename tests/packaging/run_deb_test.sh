@@ -1,8 +1,8 @@
 #!/bin/bash
 # The Debian package builds (cpack -G DEB from the build tree) and holds what operators need:
 # the probe, its MPI transport plugins, the prolog, validate-image, the trace library, the man
-# page, the examples; no MPI among its dependencies; the
-# packaged probe runs (`--version`) from the unpacked package.
+# pages, the examples; no MPI among its dependencies; the packaged probe runs (`--version`) from
+# the unpacked package; lintian reports no error (its warnings are printed).
 #
 # usage: run_deb_test.sh BUILD_DIR WORKDIR VERSION
 set -euo pipefail
@@ -23,11 +23,17 @@ deb=$(ls "$work"/denpex-probe_"$version"_*.deb 2>/dev/null | head -n 1)
 
 dpkg-deb -c "$deb" | awk '{print $NF}' | sed 's|^\./|/|' >"$work/contents"
 for f in /usr/bin/denpex-probe /usr/sbin/denpex-prolog /usr/bin/denpex-validate-image \
-         /usr/share/man/man1/denpex-probe.1 /usr/share/doc/denpex-probe/slurm/README.md \
+         /usr/share/man/man1/denpex-probe.1.gz /usr/share/man/man1/denpex-validate-image.1.gz \
+         /usr/share/man/man8/denpex-prolog.8.gz /usr/share/doc/denpex-probe/copyright \
+         /usr/share/doc/denpex-probe/changelog.gz \
+         /usr/share/doc/denpex-probe/slurm/README.md \
          /usr/share/doc/denpex-probe/slurm/prolog.conf.example; do
   grep -qx "$f" "$work/contents" || { cat "$work/contents" >&2; fail "$deb does not contain $f"; }
 done
-grep -q '^/usr/lib/.*libdenpex-trace\.so$' "$work/contents" || fail "$deb does not contain libdenpex-trace.so"
+# A preload library lives in a private directory, never where the loader looks.
+grep -Eq '^/usr/lib/[^/]+/denpex/libdenpex-trace\.so$' "$work/contents" || fail "$deb has no /usr/lib/<multiarch>/denpex/libdenpex-trace.so"
+! grep -Eq '^/usr/lib/([^/]+/)?libdenpex' "$work/contents" || fail "$deb puts libdenpex-trace.so in a loader directory"
+[ -z "$(dpkg-deb --ctrl-tarfile "$deb" | tar -t | grep -E 'postinst|postrm')" ] || fail "$deb has maintainer scripts (an ldconfig call?)"
 grep -q '^/usr/share/doc/denpex-probe/examples/' "$work/contents" || fail "$deb holds no examples"
 ! grep -q 'standin\|libnccl\|libtorch_cuda\|libcuda' "$work/contents" || fail "$deb contains test stand-ins"
 
@@ -49,5 +55,11 @@ got=$("$work/root/usr/bin/denpex-probe" --version)
   fail "the packaged denpex-probe links an MPI library"
 "$work/root/usr/bin/denpex-validate-image" --help | grep -q '^usage: validate-image' ||
   fail "packaged denpex-validate-image --help does not print its usage"
-echo "ok: $(basename "$deb"), $(wc -l <"$work/contents") entries"
+# Debian's own checker: errors fail, warnings are shown. Run as root it complains once about
+# that; the line is dropped.
+command -v lintian >/dev/null || fail "lintian not found (tools/install-deps.sh installs it)"
+lintian --tag-display-limit 0 "$deb" >"$work/lintian.txt" 2>&1 || true
+{ grep -v 'running with root privileges' "$work/lintian.txt" || true; } | sed 's/^/  lintian: /'
+! grep -q '^E: ' "$work/lintian.txt" || fail "lintian reports errors on $deb (above)"
+echo "ok: $(basename "$deb"), $(wc -l <"$work/contents") entries, no lintian error"
 echo PASS

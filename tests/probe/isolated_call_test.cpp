@@ -29,7 +29,9 @@ TEST_CASE("a hanging call is killed at the deadline") {
   IsolatedResult r = run_isolated([]() -> std::string { for (;;) ::pause(); }, 0.3);
   double took = monotonic_seconds() - t0;
   CHECK(r.status == IsolatedStatus::timed_out);
-  CHECK(took < 2.0);
+  // Not a timing assertion (the machine may be busy): without the kill this never returns.
+  CHECK(took >= 0.3);
+  CHECK(took < 60.0);
 }
 
 TEST_CASE("a call whose helper keeps the pipe open is still bounded") {
@@ -40,10 +42,11 @@ TEST_CASE("a call whose helper keeps the pipe open is still bounded") {
           for (;;) ::pause();  // a grandchild holding the pipe's write end
         return "done";
       },
-      5.0);
+      120.0);
   // The answer counts once the child exits, though a grandchild still holds the pipe open; the
-  // grandchild is killed with the child's process group.
-  CHECK(monotonic_seconds() - t0 < 0.4);
+  // grandchild is killed with the child's process group. Waiting for the pipe instead would
+  // end in a timeout at the 120 s deadline: half of it tells the two apart even under load.
+  CHECK(monotonic_seconds() - t0 < 60.0);
   CHECK(r.status == IsolatedStatus::ok);
   CHECK(r.output == "done");
 }

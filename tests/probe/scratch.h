@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -94,10 +95,34 @@ inline denpex::ProbeOptions options_with(std::map<std::string, std::string> env)
   return o;
 }
 
-// The real NCCL of the CUDA 13.0 toolkit on this machine, from the loader cache; "" if absent.
+// The libnccl.so.2 the loader cache names, found the way a user would (`ldconfig -p`), not by a
+// toolkit path; "" if the cache has none. Cases that need it carry the [real-nccl] tag and run
+// as their own CTest test, which skips with a reason when this is "" (tests/run_catch.sh).
 inline std::string real_nccl() {
-  const char* p = "/usr/local/cuda-13.0/lib/libnccl.so.2";
-  return ::access(p, R_OK) == 0 ? p : "";
+  std::string found;
+  for (const char* cmd : {"/sbin/ldconfig -p 2>/dev/null", "ldconfig -p 2>/dev/null"}) {
+    FILE* p = ::popen(cmd, "r");
+    if (!p) continue;
+    char line[4096];
+    while (found.empty() && std::fgets(line, sizeof line, p)) {
+      std::string l(line);
+      std::size_t arrow = l.find(" => ");
+      if (l.find("libnccl.so.2 (") == std::string::npos || arrow == std::string::npos) continue;
+      found = l.substr(arrow + 4);
+      while (!found.empty() && (found.back() == '\n' || found.back() == ' ')) found.pop_back();
+    }
+    ::pclose(p);
+    if (!found.empty()) break;
+  }
+  return found;
+}
+
+// The CUDA toolkit's libcuda.so stub: under $CUDA_HOME, else /usr/local/cuda, as nvcc finds it;
+// "" if absent. Cases that need it carry the [cuda-stub] tag.
+inline std::string cuda_stub() {
+  const char* home = std::getenv("CUDA_HOME");
+  std::string p = std::string(home && *home ? home : "/usr/local/cuda") + "/lib64/stubs/libcuda.so";
+  return ::access(p.c_str(), R_OK) == 0 ? p : "";
 }
 
 }  // namespace denpex_test

@@ -82,8 +82,8 @@ TEST_CASE("a torch that imports ncclCommRegister beside a wheel NCCL without it:
   CHECK(r.abi[0].missing == std::vector<std::string>{"ncclCommRegister"});
 }
 
-TEST_CASE("LD_PRELOAD of the system NCCL wins inside PyTorch over its wheel") {
-  if (real_nccl().empty()) return;
+TEST_CASE("LD_PRELOAD of the system NCCL wins inside PyTorch over its wheel", "[real-nccl]") {
+  REQUIRE_FALSE(real_nccl().empty());  // run only where the loader cache has one (tests/run_catch.sh)
   Scratch s;
   make_site(s, "torch-dyn", "nccl-2.21.5");
   RankRecord r = probe_rank(
@@ -126,9 +126,15 @@ TEST_CASE("--site-packages is searched first; broken version.py files are errors
 }
 
 TEST_CASE("no torch anywhere: missing, and the effective NCCL is the system one") {
-  RankRecord r = probe_rank(options_with({}));
+  Scratch s;
+  s.install_nccl("nccl-2.21.5", "llp");
+  RankRecord r = probe_rank(options_with({{"LD_LIBRARY_PATH", s.path("llp")}}));
   CHECK(r.torch.status == TorchStatus::missing);
-  CHECK(r.nccl.path == r.system_nccl.path);
+  REQUIRE(r.system_nccl.status == NcclStatus::ok);
+  CHECK(r.system_nccl.path == s.path("llp/libnccl.so.2.21.5"));
+  CHECK(r.nccl.path == s.path("llp/libnccl.so.2.21.5"));
+  CHECK(r.nccl.version == "2.21.5");
+  CHECK(r.nccl.origin == "LD_LIBRARY_PATH");
 }
 
 TEST_CASE("a CPU-only PyTorch (no libtorch_cuda.so) says so in the record") {

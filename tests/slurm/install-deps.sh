@@ -1,6 +1,6 @@
 #!/bin/bash
-# Packages the Slurm integration test needs (Debian 12): the daemons and munge, plus help2man
-# for the man page of the .deb. Called by CI before the build.
+# Packages the Slurm integration test needs (Debian 12): the daemons and munge (a subset of
+# tools/install-deps.sh, for installing only these).
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 if [ "$(id -u)" != 0 ]; then
@@ -8,4 +8,4 @@ if [ "$(id -u)" != 0 ]; then
   exit 2
 fi
 apt-get update
-apt-get install -y slurm-wlm munge help2man
+apt-get install -y slurm-wlm munge

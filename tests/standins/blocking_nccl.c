@@ -5,8 +5,11 @@
  * Run-time knobs (environment, read at the first call):
  *   DENPEX_STANDIN_BLOCK_AT=N   the N-th collective or point-to-point call (1-based) blocks forever
  *   DENPEX_STANDIN_BLOCK_IN=fn  the first call of function fn (e.g. ncclGroupEnd) blocks forever
+ *   DENPEX_STANDIN_CRASH_IN=fn  the first call of fn dies by SIGSEGV (as the real 2.28.9 does in
+ *                               ncclCommShrink(NULL): the recorder's crash_in_nccl case)
  * Communicators are real objects holding rank and size, so ncclCommUserRank/ncclCommCount work;
  * every call succeeds (returns ncclSuccess) unless it blocks. */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -35,6 +38,11 @@ static void count_call(void) {
 static void maybe_block_in(const char* fn) {
   const char* in = getenv("DENPEX_STANDIN_BLOCK_IN");
   if (in != NULL && strcmp(in, fn) == 0) block_forever();
+}
+
+static void maybe_crash_in(const char* fn) {
+  const char* in = getenv("DENPEX_STANDIN_CRASH_IN");
+  if (in != NULL && strcmp(in, fn) == 0) raise(SIGSEGV);
 }
 
 static ncclComm_t new_comm(int rank, int nranks) {
@@ -84,6 +92,7 @@ ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newc
 ncclResult_t ncclCommShrink(ncclComm_t comm, int* exclude, int nexclude, ncclComm_t* newcomm, ncclConfig_t* cfg,
                             int flags) {
   (void)exclude; (void)cfg; (void)flags;
+  maybe_crash_in("ncclCommShrink");
   *newcomm = new_comm(comm ? comm->rank : 0, (comm ? comm->nranks : 1) - nexclude);
   return 0;
 }
