@@ -15,7 +15,7 @@ add_link_options(-static-libstdc++ -static-libgcc)
 string(APPEND CMAKE_SHARED_LINKER_FLAGS " -Wl,--exclude-libs,ALL")
 string(APPEND CMAKE_MODULE_LINKER_FLAGS " -Wl,--exclude-libs,ALL")
 
-# fmt: the static archive (Debian 11's libfmt-dev ships libfmt.a only). A shared libfmt here
+# fmt: a static archive (tools/portable-build.sh builds one: Debian 11 has none). A shared one
 # would put libfmt.so.N among the probe's NEEDED entries, which the portable build must not have.
 get_target_property(_denpex_fmt_type fmt::fmt TYPE)
 if(NOT _denpex_fmt_type STREQUAL "STATIC_LIBRARY")

@@ -28,10 +28,13 @@ root=$out/bullseye-build
 tarball=$out/denpex-portable.tar.gz
 
 # What the build needs from bullseye. CLI11 is bookworm's (header-only, no dependencies):
-# bullseye's 1.9 has no set_version_flag. Open MPI's and MPICH's headers build the two MPI
-# transport plugins (they link no libmpi; a tree that still links MPI needs Open MPI to link).
-packages="build-essential cmake ninja-build pkg-config ccache nlohmann-json3-dev libfmt-dev \
+# bullseye's 1.9 has no set_version_flag. fmt is bookworm's source (9.1.0, the Debian 12 build's
+# fmt), built here as a static library: bullseye's libfmt-dev is fmt 7 and shared only. Open
+# MPI's and MPICH's headers build the two MPI transport plugins (they link no libmpi; a tree that
+# still links MPI needs Open MPI to link).
+packages="build-essential cmake ninja-build pkg-config ccache nlohmann-json3-dev dpkg-dev \
 libopenmpi-dev libmpich-dev libcli11-dev/bookworm"
+fmt_source=fmtlib/bookworm
 
 bullseye_minbase "$minbase"
 if [ ! -e "$root.packages" ] || [ "$(cat "$root.packages")" != "$packages" ]; then
@@ -39,6 +42,7 @@ if [ ! -e "$root.packages" ] || [ "$(cat "$root.packages")" != "$packages" ]; th
   cat >"$root/etc/apt/sources.list" <<EOF
 deb $bullseye_mirror bullseye main
 deb $bullseye_mirror bookworm main
+deb-src $bullseye_mirror bookworm main
 EOF
   # Only what is asked for by name comes from bookworm; everything else stays bullseye's.
   cat >"$root/etc/apt/preferences.d/denpex-bookworm" <<'EOF'
@@ -53,6 +57,15 @@ EOF
   chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
     bash -c "apt-get update -qq && apt-get install -y -qq --no-install-recommends $packages" \
     >"$root.apt.log" 2>&1 || { tail -30 "$root.apt.log" >&2; exit 1; }
+  # fmt as a static, position-independent archive in /opt/fmt-static (fmt_DIR below).
+  chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin bash -c "set -e
+    rm -rf /fmt-src /fmt-build /opt/fmt-static && mkdir /fmt-src && cd /fmt-src
+    apt-get source -qq $fmt_source
+    cmake -S /fmt-src/fmtlib-*/ -B /fmt-build -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DBUILD_SHARED_LIBS=OFF -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DFMT_TEST=OFF -DFMT_DOC=OFF \
+      -DCMAKE_INSTALL_PREFIX=/opt/fmt-static -DCMAKE_INSTALL_LIBDIR=lib
+    cmake --build /fmt-build && cmake --install /fmt-build
+    rm -rf /fmt-src /fmt-build" >"$root.fmt.log" 2>&1 || { tail -30 "$root.fmt.log" >&2; exit 1; }
   bullseye_unmount
   echo "$packages" >"$root.packages"
 fi
@@ -72,7 +85,7 @@ echo "portable-build: configure and build in $root (bullseye, $(chroot "$root" g
 in_root "set -e
   cmake -S /src -B /build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDENPEX_PORTABLE=ON \
     -DDENPEX_BUILD_TESTS=OFF -DDENPEX_BUILD_BENCH=OFF \
-    -DCMAKE_INSTALL_PREFIX=/opt/denpex -DCMAKE_INSTALL_LIBDIR=lib -DCMAKE_INSTALL_SBINDIR=bin \
+    -Dfmt_DIR=/opt/fmt-static/lib/cmake/fmt -DCMAKE_INSTALL_PREFIX=/opt/denpex -DCMAKE_INSTALL_LIBDIR=lib -DCMAKE_INSTALL_SBINDIR=bin \
     -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache >/build-configure.log ||
     { cat /build-configure.log; exit 1; }
   grep '^-- denpex' /build-configure.log || true

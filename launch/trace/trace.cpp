@@ -154,10 +154,9 @@ void flush_locked(TraceState& s) {
   s.used.store(0);
 }
 
-// Appends one formatted line. REQUIRES: s.mu held. The format is a plain string_view, not
-// fmt::format_string (fmt 8+): the portable build compiles against Debian 11's fmt 7.
+// Appends one formatted line. REQUIRES: s.mu held.
 template <typename... Args>
-void append_locked(TraceState& s, fmt::string_view f, Args&&... args) {
+void append_locked(TraceState& s, fmt::format_string<Args...> f, Args&&... args) {
   if (s.used.load() + kMaxLine > kBufBytes) flush_locked(s);
   size_t at = s.used.load();
   auto r = fmt::format_to_n(s.buf + at, kMaxLine - 1, f, std::forward<Args>(args)...);
