@@ -7,7 +7,9 @@
 #   3. in a fresh Debian 11 root (debootstrap --variant=minbase bullseye, nothing else
 #      installed), unpacked as the examples do (tar -C /opt/denpex -xzf): `denpex-probe --help`,
 #      alone mode (a report, exit 0 or 1: no NCCL there), `--root` on a small tree, and
-#      LD_PRELOAD=libdenpex-trace.so /bin/true.
+#      LD_PRELOAD=libdenpex-trace.so /bin/true;
+#   4. MPI mode on this host, with its Open MPI (mpirun -n 2) and MPICH (mpiexec.hydra -n 3)
+#      when it has them: one report of all ranks.
 # Every failure is listed; the exit status is 1 when any check failed.
 #
 # Usage (as root): tests/portable/check.sh TARBALL [WORKDIR]
@@ -110,7 +112,7 @@ run() {
     >"$work/check-$name.out" 2>"$work/check-$name.err" || rc=$?
   echo "$rc"
 }
-show() { sed 's/^/       | /' "$work/check-$1.out" "$work/check-$1.err" | head -"${2:-15}"; }
+show() { sed 's/^/       | /' "$work/check-$1.out" "$work/check-$1.err" | head -"${2:-15}" || true; }
 not_loaded() { ! grep -qE 'error while loading shared libraries|cannot open shared object|version .GLIBC|symbol lookup error' "$work/check-$1.err"; }
 
 # A tree from before issue 15 item 2 links MPI, which a bare root cannot load: the probe's runs
@@ -146,6 +148,31 @@ else fail "denpex-validate-image --help: exit $rc"; show validate; fi
 
 bullseye_unmount
 rm -rf "$root"
+
+echo "--- 4. MPI mode on this host: the plugins (built against Debian 11's MPI headers) with its MPIs"
+# One job of N ranks must print one N-rank report, under Open MPI's mpirun and MPICH's
+# mpiexec.hydra alike; exit 0 or 1 is the host's judgement, not the transport's.
+mpi_job() {  # mpi_job NAME N LAUNCHER...
+  local name=$1 n=$2 rc=0
+  shift 2
+  timeout 300 "$@" "$unpacked/bin/denpex-probe" --color never >"$work/check-$name.out" \
+    2>"$work/check-$name.err" || rc=$?
+  if { [ "$rc" = 0 ] || [ "$rc" = 1 ]; } && grep -q "($n ranks on 1 host)" "$work/check-$name.out"; then
+    ok "$name: one $n-rank report (exit $rc)"
+  else
+    fail "$name: exit $rc, expected one report of $n ranks"; show "$name" 20
+  fi
+}
+if [ "$plugins" = no ]; then
+  echo "NOT CHECKED: MPI mode (this tree has no collect/mpi_plugin)"
+else
+  if command -v mpirun >/dev/null && mpirun --version 2>&1 | grep -q "Open MPI"; then
+    mpi_job open-mpi 2 mpirun --allow-run-as-root --oversubscribe -n 2
+  else echo "NOT CHECKED: Open MPI (no Open MPI mpirun on this host)"; fi
+  if command -v mpiexec.hydra >/dev/null; then
+    mpi_job mpich 3 mpiexec.hydra -n 3
+  else echo "NOT CHECKED: MPICH (no mpiexec.hydra on this host)"; fi
+fi
 if [ "$failures" -gt 0 ]; then
   echo "portable check: $failures FAILED"
   exit 1
