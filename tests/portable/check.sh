@@ -102,6 +102,8 @@ echo "include /etc/ld.so.conf.d/*.conf" >"$tree/etc/ld.so.conf"
 printf '/usr/local/lib/x86_64-linux-gnu\n/lib/x86_64-linux-gnu\n/usr/lib/x86_64-linux-gnu\n' \
   >"$tree/etc/ld.so.conf.d/x86_64-linux-gnu.conf"
 printf 'PRETTY_NAME="check tree"\nID=debian\n' >"$tree/etc/os-release"
+mkdir -p "$root/etc/denpex"
+cp "$src/examples/container/baseline-image.json" "$root/etc/denpex/baseline.json"
 bullseye_mount "$root"
 
 # run NAME CMD...: CMD in the bare root with an empty environment; output in $work/check-NAME.*
@@ -129,6 +131,15 @@ if { [ "$rc" = 0 ] || [ "$rc" = 1 ]; } && not_loaded alone && [ -s "$work/check-
    jq -e '.' "$root/tmp/alone.json" >/dev/null 2>&1; then
   ok "denpex-probe alone: exit $rc, a report and its JSON"; show alone 6
 else fail "denpex-probe alone: exit $rc (expected 0 or 1 with a report)"; show alone 25; fi
+
+# examples/container/Dockerfile's RUN line, with the example image baseline: no NCCL here, so a
+# reject (exit 1) naming it, with the JSON written.
+rc=$(run dockerfile /opt/denpex/bin/denpex-probe --baseline /etc/denpex/baseline.json \
+  --json /denpex-image.json --color never)
+if [ "$rc" = 1 ] && not_loaded dockerfile && grep -q nccl "$work/check-dockerfile.out" &&
+   jq -e '.' "$root/denpex-image.json" >/dev/null 2>&1; then
+  ok "the Dockerfile's denpex-probe --baseline: exit 1 (no NCCL here), a report and its JSON"
+else fail "the Dockerfile's denpex-probe --baseline: exit $rc (expected 1: no NCCL)"; show dockerfile 25; fi
 
 rc=$(run root /opt/denpex/bin/denpex-probe --root /tmp/tree --color never --json /tmp/root.json)
 if { [ "$rc" = 0 ] || [ "$rc" = 1 ]; } && not_loaded root &&
