@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by tools/portable-build.sh and tests/portable/check.sh: a Debian 11 (bullseye) root made
 # with `debootstrap --variant=minbase`, kept as it came (the check copies it, the build copies it
 # before installing compilers), and the mounts a chroot into it needs, undone on exit.

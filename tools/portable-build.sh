@@ -19,7 +19,7 @@ out=${1:-$src/build-portable}
 [ "$(id -u)" = 0 ] || { echo "portable-build.sh: run as root (debootstrap, chroot)" >&2; exit 2; }
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-# shellcheck source=bullseye-root.sh
+# shellcheck source=tools/bullseye-root.sh
 . "$src/tools/bullseye-root.sh"
 trap bullseye_unmount EXIT
 

@@ -87,7 +87,7 @@ else
 fi
 
 echo "--- 3. in a fresh Debian 11 root with nothing installed"
-# shellcheck source=../../tools/bullseye-root.sh
+# shellcheck source=tools/bullseye-root.sh
 . "$src/tools/bullseye-root.sh"
 trap bullseye_unmount EXIT
 bullseye_minbase "$work/bullseye-minbase"
