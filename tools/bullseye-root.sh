@@ -25,10 +25,11 @@ bullseye_minbase() {
 }
 
 # bullseye_copy SRC DST: DST becomes a fresh copy of the root SRC (hard links would let a change
-# in one show in the other).
+# in one show in the other); an interrupted copy never leaves a DST behind.
 bullseye_copy() {
-  rm -rf "$2"
-  cp -a "$1" "$2"
+  rm -rf "$2" "$2.partial"
+  cp -a "$1" "$2.partial"
+  mv "$2.partial" "$2"
 }
 
 bullseye_unmount() {
