@@ -24,9 +24,10 @@ cleanup() {
   for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount -l "${mounts[i]}" 2>/dev/null || true; done
 }
 trap cleanup EXIT
-bind() {  # bind SRC DST [ro]
+bind() {  # bind SRC DST [ro]  (recursive: /sys brings /sys/fs/cgroup, which slurmd needs)
   mkdir -p "$2"
-  mount --bind "$1" "$2"
+  mount --rbind "$1" "$2"
+  mount --make-rslave "$2"
   mounts+=("$2")
   if [ "${3:-}" = ro ]; then mount -o remount,bind,ro "$2"; fi
 }
@@ -58,7 +59,6 @@ fi
 bind /proc "$root/proc"
 bind /sys "$root/sys"
 bind /dev "$root/dev"
-bind /dev/pts "$root/dev/pts"
 mkdir -p "$root/dev/shm"
 mount -t tmpfs -o size=4g tmpfs "$root/dev/shm"; mounts+=("$root/dev/shm")
 mount -t tmpfs tmpfs "$root/run"; mounts+=("$root/run")

@@ -7,7 +7,7 @@
 #   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 #   cmake --build build -j --target denpex-probe denpex_trace denpex_trace_overhead \
 #     denpex_bench_abtime denpex_bench_floor_nccl_version denpex_bench_floor_mpi_hostnames \
-#     denpex_bench_gen_records denpex_bench_judge_sim
+#     denpex_bench_gen_records denpex_bench_judge_sim denpex_bench_mpi_root_sim
 #
 # Prints progress on stderr and, at the end, the table on stdout (figure, floor or bound, ratio,
 # target, PASS/MISS/info) followed by the details behind it. Every side-by-side figure is the
@@ -38,9 +38,10 @@ FLOOR_MPI=$BUILD/bench/denpex_bench_floor_mpi_hostnames
 GEN=$BUILD/bench/denpex_bench_gen_records
 JUDGE_SIM=$BUILD/bench/denpex_bench_judge_sim
 TRACE_BENCH=$BUILD/bench/denpex_trace_overhead
+ROOT_SIM=$BUILD/bench/denpex_bench_mpi_root_sim
 
 missing=0
-for f in "$PROBE" "$TRACE_LIB" "$AB" "$FLOOR_NCCL" "$FLOOR_MPI" "$GEN" "$JUDGE_SIM" "$TRACE_BENCH"; do
+for f in "$PROBE" "$TRACE_LIB" "$AB" "$FLOOR_NCCL" "$FLOOR_MPI" "$GEN" "$JUDGE_SIM" "$TRACE_BENCH" "$ROOT_SIM"; do
   [ -x "$f" ] || [ -f "$f" ] || { echo "bench/run.sh: $f not built (see the build line at the top of bench/run.sh)" >&2; missing=1; }
 done
 command -v mpirun >/dev/null || { echo "bench/run.sh: mpirun not on PATH (apt-get install openmpi-bin)" >&2; missing=1; }
@@ -192,22 +193,39 @@ if [ -s "$TMP/template.json" ]; then
   detail "    $(grep '^verdict' "$TMP/judge$JUDGE_RANKS.txt")"
 fi
 
+# --- 5b. rank 0's memory in the digest protocol, simulated ranks -----------------------------------
+log "5b/6 rank 0 memory in collect() for a simulated $JUDGE_RANKS ranks"
+if [ -s "$TMP/template.json" ]; then
+  "$ROOT_SIM" "$TMP/template.json" "$JUDGE_RANKS" $((JUDGE_RANKS / 8)) >"$TMP/rootsim.txt"
+  bpr=$(awk '$1 == "bytes_per_rank" { print $2 }' "$TMP/rootsim.txt")
+  peak=$(awk '$1 == "peak_rss_kb" { print $2 }' "$TMP/rootsim.txt")
+  hb=$(awk '$1 == "ranks" { print $8 }' "$TMP/rootsim.txt")
+  # Issue 11: O(N x (8 + host name) + K x record); before it, N x 1,032 bytes were preallocated.
+  bound=$((8 + hb + 32))
+  row "rank 0 memory, $JUDGE_RANKS ranks (bytes/rank)" "$bpr" "$bound" "$(calc "$bpr / $bound" 2)" "<= 8 + host + 32" "$(verdict "$bpr" "$bound")"
+  detail "rank 0 collect() simulated: $JUDGE_RANKS ranks on $((JUDGE_RANKS / 8)) hosts ($hb-byte names), 3 configurations: peak RSS $peak KB, $bpr bytes per rank over the process's start; $(awk '$1 == "collect_ms" { print $2 }' "$TMP/rootsim.txt") ms"
+fi
+
 # --- 6. collective recorder overhead ------------------------------------------------------------
 log "6/6 recorder overhead per call ($TRACE_CALLS calls, 3 interleaved runs with/without LD_PRELOAD)"
 mkdir -p "$TMP/trace"
-: >"$TMP/trace_direct.txt"; : >"$TMP/trace_traced.txt"
+: >"$TMP/trace_direct.txt"; : >"$TMP/trace_traced.txt"; : >"$TMP/trace_overhead.txt"
 trace_ok=1
 for i in 1 2 3; do
   "$TRACE_BENCH" "$TRACE_CALLS" >"$TMP/t.txt" 2>/dev/null || trace_ok=0
   awk '$1 == "traced" { print $2 }' "$TMP/t.txt" >>"$TMP/trace_direct.txt"
   DENPEX_TRACE_DIR=$TMP/trace LD_PRELOAD=$TRACE_LIB "$TRACE_BENCH" "$TRACE_CALLS" >"$TMP/t.txt" 2>/dev/null || trace_ok=0
   awk '$1 == "traced" { print $2 }' "$TMP/t.txt" >>"$TMP/trace_traced.txt"
+  # Same process, same moment: traced minus direct (issue 14's figure, crash-safe ring on).
+  awk '$1 == "overhead" { print $2 }' "$TMP/t.txt" >>"$TMP/trace_overhead.txt"
   rm -rf "$TMP/trace"/*
 done
 if [ $trace_ok = 1 ]; then
   med() { sort -n "$1" | sed -n 2p; }
   td=$(med "$TMP/trace_direct.txt"); tt=$(med "$TMP/trace_traced.txt")
   row "recorder: ns per ncclAllReduce call" "$tt" "$td" "$(calc "$tt / $td" 2)x" "report" "info"
+  to=$(med "$TMP/trace_overhead.txt")
+  row "recorder overhead (ns per call over direct)" "$to" "500" "$(calc "$to / 500" 2)" "<= 500 ns" "$(verdict "$to" 500)"
   detail "recorder overhead: $(calc "$tt - $td" 1) ns per call (traced $tt ns, direct $td ns; medians of 3 runs of $TRACE_CALLS calls on a null communicator, see bench/trace_overhead.md)"
 else
   row "recorder: ns per ncclAllReduce call" "-" "-" "-" "report" "MISS (NCCL or the recorder could not be loaded)"

@@ -2,7 +2,9 @@
 # the Debian package: `cmake --install build` and `cd build && cpack -G DEB`.
 #
 # Layout (CMAKE_INSTALL_PREFIX=/usr in the package):
-#   bin/denpex-probe                the probe (launch/CMakeLists.txt)
+#   bin/denpex-probe                the probe (launch/CMakeLists.txt); links no MPI
+#   lib/denpex/denpex-mpi-*.so      its MPI transport plugins, one per MPI ABI, found from
+#                                   bin/../lib/denpex (collect/CMakeLists.txt)
 #   lib/libdenpex-trace.so          the NCCL call recorder (launch/trace/CMakeLists.txt)
 #   sbin/denpex-prolog              the Slurm Prolog (launch/slurm/CMakeLists.txt)
 #   bin/denpex-validate-image       launch/validate-image (prefixed: /usr/bin is shared)
@@ -34,10 +36,12 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://github.com/denpex/denpex-probe")
-# Library dependencies (Open MPI, fmt) from dpkg-shlibdeps; the scripts need these as well.
+# Library dependencies (fmt, libstdc++) from dpkg-shlibdeps; the scripts need these as well.
+# No MPI: the plugins name no libmpi, and MPI mode uses the job's own MPI (Open MPI or an MPICH
+# ABI), which alone mode, the prolog and image validation never need.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "coreutils, tar, gawk | mawk, jq")
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "openmpi-bin")
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "openmpi-bin | mpich")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "slurmd")
 # Only what the project installs, not the test stand-ins.
 set(CPACK_COMPONENTS_ALL_IN_ONE_PACKAGE ON)

@@ -1,5 +1,6 @@
-// Reading libdenpex-trace.so traces (schema "denpex.trace.v1", see launch/trace/trace.cpp) into
-// per-rank collective sequences for compare/collectives.h. Also defines CollectiveInput, what any
+// Reading libdenpex-trace.so traces into per-rank collective sequences for compare/collectives.h:
+// "denpex.trace.v2" (the crash-safe ring, layout in collect/trace_format.h) and the older JSON-lines
+// "denpex.trace.v1". Also defines CollectiveInput, what any
 // collective input file (trace or log, see nccl_log.h) contributes. No MPI.
 #pragma once
 
@@ -25,6 +26,7 @@ struct CollectiveInput {
   std::vector<std::string> unreadable_samples;  // "path:line: text", the first few
   long long unattributed_calls = 0;  // calls on a communicator whose cross-rank identity is unknown
   std::vector<std::string> hosts;    // every host named, sorted, no duplicates
+  std::vector<TracedProcess> processes;  // one per recorder trace (none for a log)
 };
 
 // How many unreadable lines are kept verbatim in CollectiveInput::unreadable_samples.
@@ -47,14 +49,18 @@ constexpr size_t kMaxInputLine = 16 * 1024;
 bool get_bounded_line(std::istream& in, std::string* line, bool* cut,
                       size_t max = kMaxInputLine, bool skip_rest = true);
 
-// True when `first_line` is a denpex.trace.v1 header, i.e. the file is a recorder trace rather
-// than a log.
+// True when `first_line` is a denpex.trace.v1 or v2 header, i.e. the file is a recorder trace
+// rather than a log.
 bool is_collective_trace(const std::string& first_line);
 
-// Reads one trace file. status missing: cannot be opened; malformed: no valid header. Bad lines
-// after the header (e.g. the last line cut by a kill) are counted as unreadable, not fatal.
-// Calls on communicators the recorder could not identify ("local:" ids) are counted in
-// unattributed_calls and left out of `sequences`.
+// Reads one trace file. status missing: cannot be opened; malformed: no valid header (v2: or a
+// control block that does not match it). Bad lines after a v1 header (e.g. the last line cut by a
+// kill) and v2 slots with an unknown operation are counted as unreadable, not fatal; v2 slots cut
+// by a kill while being written are counted in processes[0].torn. Calls on communicators the
+// recorder could not identify ("local:" ids) are counted in unattributed_calls and left out of
+// `sequences`. A v2 trace fills `processes` (calls, ring overwrites, how the process ended, the
+// NCCL it had mapped) and gives calls their CallState, times, status and coll_seq; a call made
+// inside a group whose outermost ncclGroupEnd is in flight is in flight too.
 CollectiveInput read_collective_trace(const std::string& path);
 
 }  // namespace denpex

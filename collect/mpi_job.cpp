@@ -1,13 +1,12 @@
 #include "collect/mpi_job.h"
 
-#include <mpi.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <map>
+#include <string_view>
+#include <unordered_map>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -18,34 +17,21 @@ namespace denpex {
 
 namespace {
 
-enum Tag : int { kTagDigest = 7101, kTagRequest = 7102, kTagRecord = 7103, kTagVerdict = 7104 };
+enum Tag : int {
+  kTagDigest = 7101,
+  kTagRequest = 7102,
+  kTagRecord = 7103,
+  kTagVerdict = 7104,
+  kTagAck = 7105,
+};
 
 // Host names are at most 255 bytes (POSIX HOST_NAME_MAX is 64 on Linux); the reason of a failed
 // probe is cut to fit.
 constexpr int kMaxDigestMessage = 8 + 256 + 768;
 
-// Rank 0 waits this long past the deadline for the records it asked for: those ranks have
-// already answered once, so they are alive.
-constexpr double kRecordGrace = 5.0;
-
 void pause_briefly() { ::usleep(200); }
 
-// Polls until a message from `source` with one of `tags` is waiting (returns that tag, the
-// message left to be received) or `deadline` passes (returns -1).
-int wait_for_tag(int source, std::initializer_list<int> tags, double deadline) {
-  while (monotonic_seconds() < deadline) {
-    for (int tag : tags) {
-      int flag = 0;
-      MPI_Iprobe(source, tag, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
-      if (flag) return tag;
-    }
-    pause_briefly();
-  }
-  return -1;
-}
-
-std::string digest_message(unsigned long long digest, const std::string& host,
-                           const std::string& failure) {
+std::string digest_message(uint64_t digest, const std::string& host, const std::string& failure) {
   std::string m(8, '\0');
   std::memcpy(&m[0], &digest, 8);
   m += host.substr(0, 255);
@@ -53,202 +39,287 @@ std::string digest_message(unsigned long long digest, const std::string& host,
   return m;
 }
 
-struct Reported {
-  int rank;
-  unsigned long long digest;
-  std::string host;
-  std::string failure;
-};
-
-Reported parse_digest_message(int rank, const char* buf, int len) {
-  Reported r{rank, 0, "", ""};
-  if (len < 8) {
-    r.failure = "sent a malformed message";
-    return r;
-  }
-  std::memcpy(&r.digest, buf, 8);
-  std::string rest(buf + 8, static_cast<size_t>(len - 8));
-  size_t nl = rest.find('\n');
-  r.host = rest.substr(0, nl);
-  if (nl != std::string::npos) r.failure = rest.substr(nl + 1);
-  return r;
-}
-
 }  // namespace
 
-bool MpiJob::start(int* argc, char*** argv, MpiJob* out, std::string* error) {
-  if (MPI_Init(argc, argv) != MPI_SUCCESS) {
-    *error = "MPI_Init failed";
+std::string MpiJob::failed(const char* call, int peer, int code) const {
+  char text[512] = {};
+  api_->error_string(code, text, sizeof text);
+  return fmt::format("rank {}: {} {} rank {} failed: {}", rank_, call,
+                     std::strcmp(call, "MPI_Send") == 0 ? "to" : "from", peer, text);
+}
+
+bool MpiJob::start(const denpex_mpi_plugin* api, int* argc, char*** argv, MpiJob* out,
+                   std::string* error) {
+  out->api_ = api;
+  int rc = api->init(argc, argv, &out->rank_, &out->size_);
+  if (rc != 0) {
+    char text[512] = {};
+    api->error_string(rc, text, sizeof text);
+    *error = fmt::format("MPI_Init failed: {}", text);
     return false;
   }
-  // Errors are return codes from here on, never an abort inside the library.
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  MPI_Comm_rank(MPI_COMM_WORLD, &out->rank_);
-  MPI_Comm_size(MPI_COMM_WORLD, &out->size_);
   return true;
+}
+
+int MpiJob::wait_for(int source, std::initializer_list<int> tags, double deadline,
+                     std::string* error) {
+  while (monotonic_seconds() < deadline) {
+    for (int tag : tags) {
+      int found = 0, from = 0, len = 0;
+      int rc = api_->iprobe(source, tag, &found, &from, &len);
+      if (rc != 0) {
+        *error = failed("MPI_Iprobe", source, rc);
+        return -1;
+      }
+      if (found) return tag;
+    }
+    pause_briefly();
+  }
+  return 0;
 }
 
 CollectResult MpiJob::collect(const RankRecord* mine, const std::string& host,
                               const std::string& failure, double deadline) {
+  return rank_ == 0 ? gather_at_root(mine, host, failure, deadline)
+                    : send_to_root(mine, host, failure, deadline);
+}
+
+CollectResult MpiJob::send_to_root(const RankRecord* mine, const std::string& host,
+                                   const std::string& failure, double deadline) {
   CollectResult res;
   res.nranks = size_;
-  const unsigned long long my_digest = mine ? configuration_digest(*mine) : 0;
-
-  if (rank_ != 0) {
-    std::string msg = digest_message(my_digest, host, failure);
-    MPI_Send(msg.data(), static_cast<int>(msg.size()), MPI_CHAR, 0, kTagDigest, MPI_COMM_WORLD);
-    // Rank 0 either asks for the record or, when another rank represents this configuration,
-    // goes straight to the verdict (left queued for agree_exit_code).
-    if (wait_for_tag(0, {kTagRequest, kTagVerdict}, deadline) == kTagRequest) {
-      char dummy = 0;
-      MPI_Recv(&dummy, 1, MPI_CHAR, 0, kTagRequest, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      // Non-UTF-8 bytes become U+FFFD rather than an exception (issue 6).
-      std::string json =
-          mine ? nlohmann::json(*mine).dump(-1, ' ', false,
-                                            nlohmann::json::error_handler_t::replace)
-               : std::string("{}");
-      MPI_Send(json.data(), static_cast<int>(json.size()), MPI_CHAR, 0, kTagRecord,
-               MPI_COMM_WORLD);
-    }
+  const std::string msg = digest_message(mine ? configuration_digest(*mine) : 0, host, failure);
+  if (int rc = api_->send(msg.data(), static_cast<int>(msg.size()), 0, kTagDigest)) {
+    res.error = failed("MPI_Send", 0, rc);
     return res;
   }
-
-  // Rank 0, phase 1: one receive posted per rank, polled until all arrive or the deadline.
-  const double started = monotonic_seconds();
-  const int n = size_;
-  std::vector<std::vector<char>> bufs(static_cast<size_t>(n));
-  std::vector<MPI_Request> reqs(static_cast<size_t>(n), MPI_REQUEST_NULL);
-  for (int r = 1; r < n; ++r) {
-    bufs[r].resize(kMaxDigestMessage);
-    MPI_Irecv(bufs[r].data(), kMaxDigestMessage, MPI_CHAR, r, kTagDigest, MPI_COMM_WORLD,
-              &reqs[r]);
+  // Rank 0 acknowledges as soon as it sees the digest, telling how long it still waits. Until
+  // then only this rank's own deadline is known; rank 0 may be later (a longer --timeout, a slow
+  // probe), hence the grace.
+  int tag = wait_for(0, {kTagAck}, deadline + kRecordGrace, &res.error);
+  if (tag < 0) return res;
+  if (tag == 0) {
+    res.note = fmt::format("rank {}: rank 0 did not acknowledge this rank's report before the "
+                           "deadline (--timeout)", rank_);
+    return res;
   }
-  std::vector<Reported> reported;
-  reported.push_back({0, my_digest, host, failure});
-  std::vector<bool> done(static_cast<size_t>(n), false);
-  done[0] = true;
-  int outstanding = n - 1;
-  std::vector<int> idx(static_cast<size_t>(n));
-  std::vector<MPI_Status> sts(static_cast<size_t>(n));
+  double left = 0;
+  if (int rc = api_->recv(&left, sizeof left, 0, kTagAck)) {
+    res.error = failed("MPI_Recv", 0, rc);
+    return res;
+  }
+  root_deadline_ = monotonic_seconds() + std::max(0.0, left);
+  // Rank 0 asks for the record by its deadline or, when another rank represents this
+  // configuration, goes straight to the verdict (left queued for agree_exit_code).
+  tag = wait_for(0, {kTagRequest, kTagVerdict}, root_deadline_ + kRecordGrace, &res.error);
+  if (tag != kTagRequest) return res;
+  char dummy = 0;
+  if (int rc = api_->recv(&dummy, 1, 0, kTagRequest)) {
+    res.error = failed("MPI_Recv", 0, rc);
+    return res;
+  }
+  // Non-UTF-8 bytes become U+FFFD rather than an exception (issue 6).
+  const std::string json =
+      mine ? nlohmann::json(*mine).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+           : std::string("{}");
+  if (int rc = api_->send(json.data(), static_cast<int>(json.size()), 0, kTagRecord))
+    res.error = failed("MPI_Send", 0, rc);
+  return res;
+}
+
+bool MpiJob::gather_digests(const std::string& my_host, uint64_t my_digest,
+                            const std::string& failure, double deadline, CollectResult* res,
+                            std::map<int, std::string>* failures) {
+  static_assert(sizeof(Reported) == 16, "rank 0 keeps 16 bytes per rank (mpi_job.h)");
+  // One copy of each host name: 1M ranks on 125,000 hosts keep 125,000 strings, not 1M.
+  std::unordered_map<std::string_view, uint32_t> host_ids;
+  auto host_id = [&](std::string_view h) {
+    auto it = host_ids.find(h);
+    if (it != host_ids.end()) return it->second;
+    host_names_.emplace_back(h);
+    auto id = static_cast<uint32_t>(host_names_.size() - 1);
+    host_ids.emplace(host_names_.back(), id);
+    return id;
+  };
+  const double started = monotonic_seconds();
+  reported_.clear();
+  reported_.push_back({0, host_id(my_host), my_digest});
+  if (my_digest == 0) (*failures)[0] = failure;
+  std::vector<bool> seen(static_cast<size_t>(size_), false);
+  seen[0] = true;
+  int outstanding = size_ - 1;
+  std::string buf;
   while (outstanding > 0 && monotonic_seconds() < deadline) {
-    int count = 0;
-    MPI_Testsome(n, reqs.data(), &count, idx.data(), sts.data());
-    if (count == MPI_UNDEFINED) break;
-    for (int i = 0; i < count; ++i) {
-      int r = idx[i];
-      int len = 0;
-      MPI_Get_count(&sts[i], MPI_CHAR, &len);
-      res.bytes_at_root += len;
-      reported.push_back(parse_digest_message(r, bufs[r].data(), len));
-      done[r] = true;
-      --outstanding;
+    int found = 0, from = 0, len = 0;
+    if (int rc = api_->iprobe(DENPEX_MPI_ANY_SOURCE, kTagDigest, &found, &from, &len)) {
+      res->error = failed("MPI_Iprobe", -1, rc);
+      return false;
     }
-    if (count == 0) pause_briefly();
+    if (!found) {
+      pause_briefly();
+      continue;
+    }
+    buf.resize(static_cast<size_t>(std::max(len, 0)));
+    if (int rc = api_->recv(&buf[0], len, from, kTagDigest)) {
+      res->error = failed("MPI_Recv", from, rc);
+      return false;
+    }
+    res->bytes_at_root += len;
+    // A rank outside the world or a second message from one rank is not ours to count.
+    if (from <= 0 || from >= size_ || seen[static_cast<size_t>(from)]) continue;
+    seen[static_cast<size_t>(from)] = true;
+    --outstanding;
+    Reported r{from, 0, 0};
+    if (len < 8) {
+      r.host = host_id("");
+      (*failures)[from] = "sent a malformed message";
+    } else {
+      std::memcpy(&r.digest, buf.data(), 8);
+      std::string_view rest(buf.data() + 8, static_cast<size_t>(len - 8));
+      size_t nl = rest.find('\n');
+      r.host = host_id(rest.substr(0, nl));
+      if (r.digest == 0)
+        (*failures)[from] = nl == std::string_view::npos ? "" : std::string(rest.substr(nl + 1));
+    }
+    reported_.push_back(r);
+    double left = deadline - monotonic_seconds();
+    if (int rc = api_->send(&left, sizeof left, from, kTagAck)) {
+      res->error = failed("MPI_Send", from, rc);
+      return false;
+    }
   }
   const std::string waited = fmt::format("rank 0 waited {:.1f} s (--timeout)", deadline - started);
-  for (int r = 1; r < n; ++r) {
-    if (done[r]) continue;
-    MPI_Cancel(&reqs[r]);
-    MPI_Request_free(&reqs[r]);
-    res.missing.push_back({r, "", waited});
-  }
-  reported_.clear();
-  for (const auto& r : reported) reported_.push_back(r.rank);
+  for (int r = 1; r < size_; ++r)
+    if (!seen[static_cast<size_t>(r)]) res->missing.push_back({r, "", waited});
+  return true;
+}
 
-  // Phase 2: one full record per distinct digest, from its lowest rank.
-  std::map<unsigned long long, std::vector<const Reported*>> by_digest;
-  for (const auto& r : reported) {
-    if (r.digest == 0) {
-      res.missing.push_back({r.rank, r.host,
-                             r.failure.empty() ? "its probe failed" : r.failure});
-    } else {
-      by_digest[r.digest].push_back(&r);
-    }
+bool MpiJob::fetch_records(const RankRecord* mine, double deadline, CollectResult* res) {
+  // The lowest rank of each digest represents it; reported_ is in arrival order.
+  std::map<uint64_t, int> rep;
+  for (const Reported& r : reported_) {
+    if (r.digest == 0) continue;
+    auto it = rep.find(r.digest);
+    if (it == rep.end() || r.rank < it->second) rep[r.digest] = r.rank;
   }
-  std::map<int, unsigned long long> pending;  // representative rank -> digest
-  std::map<unsigned long long, RankRecord> records;
-  for (auto& [digest, members] : by_digest) {
-    std::sort(members.begin(), members.end(),
-              [](const Reported* a, const Reported* b) { return a->rank < b->rank; });
-    int rep = members.front()->rank;
-    if (rep == 0 && mine) {
+  std::map<int, uint64_t> pending;  // representative rank -> digest
+  std::map<uint64_t, RankRecord> records;
+  for (const auto& [digest, rank] : rep) {
+    if (rank == 0 && mine) {
       records[digest] = *mine;
-    } else {
-      char dummy = 0;
-      MPI_Send(&dummy, 1, MPI_CHAR, rep, kTagRequest, MPI_COMM_WORLD);
-      pending[rep] = digest;
+      continue;
     }
+    char dummy = 0;
+    if (int rc = api_->send(&dummy, 1, rank, kTagRequest)) {
+      res->error = failed("MPI_Send", rank, rc);
+      return false;
+    }
+    pending[rank] = digest;
   }
   const double record_deadline = std::max(deadline, monotonic_seconds()) + kRecordGrace;
+  std::string json;
   while (!pending.empty() && monotonic_seconds() < record_deadline) {
     bool any = false;
     for (auto it = pending.begin(); it != pending.end();) {
-      int flag = 0;
-      MPI_Status st;
-      MPI_Iprobe(it->first, kTagRecord, MPI_COMM_WORLD, &flag, &st);
-      if (!flag) {
+      int found = 0, from = 0, len = 0;
+      if (int rc = api_->iprobe(it->first, kTagRecord, &found, &from, &len)) {
+        res->error = failed("MPI_Iprobe", it->first, rc);
+        return false;
+      }
+      if (!found) {
         ++it;
         continue;
       }
       any = true;
-      int len = 0;
-      MPI_Get_count(&st, MPI_CHAR, &len);
-      std::string json(static_cast<size_t>(len), '\0');
-      MPI_Recv(&json[0], len, MPI_CHAR, it->first, kTagRecord, MPI_COMM_WORLD,
-               MPI_STATUS_IGNORE);
-      res.bytes_at_root += len;
+      json.assign(static_cast<size_t>(std::max(len, 0)), '\0');
+      if (int rc = api_->recv(&json[0], len, it->first, kTagRecord)) {
+        res->error = failed("MPI_Recv", it->first, rc);
+        return false;
+      }
+      res->bytes_at_root += len;
       RankRecord rec;
       std::string err;
       auto parsed = nlohmann::json::parse(json, nullptr, false);
-      if (!parsed.is_discarded() && record_from_json(parsed, &rec, &err)) {
+      if (!parsed.is_discarded() && record_from_json(parsed, &rec, &err))
         records[it->second] = std::move(rec);
-      }
       it = pending.erase(it);
     }
     if (!any) pause_briefly();
   }
 
-  for (const auto& [digest, members] : by_digest) {
-    auto rec = records.find(digest);
-    if (rec == records.end()) {
-      for (const Reported* m : members)
-        res.missing.push_back({m->rank, m->host, "its record did not arrive or was unreadable"});
+  std::map<uint64_t, size_t> group_of;
+  for (auto& [digest, rec] : records) {
+    group_of[digest] = res->groups.size();
+    ConfigGroup g;
+    g.record = std::move(rec);
+    g.digest = digest;
+    res->groups.push_back(std::move(g));
+  }
+  for (const Reported& r : reported_) {
+    if (r.digest == 0) continue;
+    auto g = group_of.find(r.digest);
+    if (g == group_of.end()) {
+      res->missing.push_back({r.rank, host_names_[r.host],
+                              "its record did not arrive or was unreadable"});
       continue;
     }
-    ConfigGroup g;
-    g.record = rec->second;
-    g.digest = digest;
-    for (const Reported* m : members) {
-      g.ranks.push_back(m->rank);
-      g.hosts.push_back(m->host);
-    }
-    res.groups.push_back(std::move(g));
+    ConfigGroup& group = res->groups[g->second];
+    group.ranks.push_back(r.rank);
+    // Consecutive ranks usually share a host: keep one entry per run (normalize_groups dedups).
+    if (group.hosts.empty() || group.hosts.back() != host_names_[r.host])
+      group.hosts.push_back(host_names_[r.host]);
   }
+  return true;
+}
+
+CollectResult MpiJob::gather_at_root(const RankRecord* mine, const std::string& host,
+                                     const std::string& failure, double deadline) {
+  CollectResult res;
+  res.nranks = size_;
+  std::map<int, std::string> failures;
+  const uint64_t my_digest = mine ? configuration_digest(*mine) : 0;
+  if (!gather_digests(host, my_digest, failure, deadline, &res, &failures)) return res;
+  for (const Reported& r : reported_) {
+    if (r.digest != 0) continue;
+    const std::string& reason = failures[r.rank];
+    res.missing.push_back({r.rank, host_names_[r.host],
+                           reason.empty() ? "its probe failed" : reason});
+  }
+  if (!fetch_records(mine, deadline, &res)) return res;
   normalize_groups(&res.groups);
   std::sort(res.missing.begin(), res.missing.end(),
             [](const MissingRank& a, const MissingRank& b) { return a.rank < b.rank; });
   return res;
 }
 
-int MpiJob::agree_exit_code(int code, double deadline, std::string* note) {
+int MpiJob::agree_exit_code(int code, double own_deadline, double judge_time,
+                            std::string* note) {
   if (rank_ == 0) {
-    std::vector<MPI_Request> reqs;
-    for (int r : reported_) {
-      if (r == 0) continue;
-      reqs.emplace_back();
-      MPI_Isend(&code, 1, MPI_INT, r, kTagVerdict, MPI_COMM_WORLD, &reqs.back());
-    }
-    int all = 0;
-    while (!all && monotonic_seconds() < deadline + kRecordGrace) {
-      MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &all, MPI_STATUSES_IGNORE);
-      if (!all) pause_briefly();
+    // Ranks that reported are alive and waiting for these 4 bytes: a small send completes
+    // without waiting for the receiver, and keeps no request per rank at rank 0.
+    for (const Reported& r : reported_) {
+      if (r.rank == 0) continue;
+      if (int rc = api_->send(&code, sizeof code, r.rank, kTagVerdict)) {
+        *note = failed("MPI_Send", r.rank, rc);
+        return code;
+      }
     }
     return code;
   }
-  if (wait_for_tag(0, {kTagVerdict}, deadline) == kTagVerdict) {
+  const double until = (root_deadline_ > 0 ? root_deadline_ : own_deadline) + judge_time;
+  std::string error;
+  int tag = wait_for(0, {kTagVerdict}, until, &error);
+  if (tag == kTagVerdict) {
     int v = 1;
-    MPI_Recv(&v, 1, MPI_INT, 0, kTagVerdict, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (int rc = api_->recv(&v, sizeof v, 0, kTagVerdict)) {
+      *note = failed("MPI_Recv", 0, rc);
+      return 2;
+    }
     return v;
+  }
+  if (tag < 0) {
+    *note = error;
+    return 2;
   }
   *note = fmt::format("rank {}: rank 0 sent no verdict before the deadline; exiting 1", rank_);
   return 1;
@@ -263,7 +334,7 @@ void MpiJob::finish(int code, bool ranks_missing) {
     std::fflush(nullptr);
     ::_exit(code);
   }
-  MPI_Finalize();
+  api_->finalize();
 }
 
 }  // namespace denpex

@@ -1,59 +1,104 @@
-// Moving rank records to rank 0 under MPI, bounded by a deadline. The only header in the project
-// whose implementation includes mpi.h.
+// Moving rank records to rank 0 under MPI, bounded by a deadline, through the MPI transport
+// plugin (collect/mpi_plugin/mpi_plugin.h; collect/mpi_plugin_loader.h picks and loads it).
 //
-// Protocol (every message point-to-point, every wait a poll against the deadline, so a rank that
+// Protocol (every message point-to-point, every wait a poll against a deadline, so a rank that
 // hangs or dies costs rank 0 its deadline and nothing more):
 //   1. every rank -> 0: the 64-bit digest of its record without identity fields, and its host
-//      name (12 + strlen(host) bytes; digest 0 = "my probe failed", with the reason)
+//      name (8 + strlen(host) bytes; digest 0 = "my probe failed", followed by '\n' and the
+//      reason, at most 1,032 bytes in all). 0 -> that rank: an 8-byte acknowledgement holding
+//      the seconds left until rank 0's deadline, so every rank waits for rank 0's deadline
+//      (plus kRecordGrace) and not its own: a representative whose own --timeout ends first
+//      still answers rank 0's request.
 //   2. 0 -> one rank per distinct digest: "send your record"; that rank -> 0: the record as JSON
 //   3. 0 -> every rank that reported: the exit code
-// Bytes at rank 0 grow as N x (12 + host) + K x record, K = distinct configurations.
+// Rank 0 receives (N-1) x (8 + host) bytes + K records (K = distinct configurations); it holds
+// 16 bytes per rank that reported, one copy of each distinct host name, a bit per rank, and the
+// K records. Nothing is allocated per rank before that rank's message arrives.
 #pragma once
 
+#include <cstdint>
+#include <deque>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "collect/mpi_plugin/mpi_plugin.h"
 #include "compare/group.h"
 #include "compare/judge.h"
 #include "probe/record.h"
 
 namespace denpex {
 
+// Rank 0 waits this long past its deadline for the records it asked for (those ranks have
+// answered once, so they are alive); every other rank waits this long past rank 0's deadline.
+constexpr double kRecordGrace = 5.0;
+
 struct CollectResult {
   std::vector<ConfigGroup> groups;     // rank 0 only: one per distinct configuration
   std::vector<MissingRank> missing;    // rank 0 only: ranks that did not report in time
   long long bytes_at_root = 0;         // rank 0 only: payload bytes received
   int nranks = 0;
+  std::string error;                   // an MPI call failed: "MPI_Recv from rank 3: <MPI's text>"
+  std::string note;                    // rank != 0: rank 0 never acknowledged (its deadline passed)
 };
 
 class MpiJob {
  public:
-  // Initialises MPI. Returns false (and sets *error) when MPI_Init fails. Never throws.
-  static bool start(int* argc, char*** argv, MpiJob* out, std::string* error);
+  // Initialises MPI through `api`. Returns false (and sets *error) when MPI_Init fails. Never
+  // throws.
+  static bool start(const denpex_mpi_plugin* api, int* argc, char*** argv, MpiJob* out,
+                    std::string* error);
 
   int rank() const { return rank_; }
   int size() const { return size_; }
 
   // Collective over all ranks that are alive. `mine` is this rank's record, or nullptr when its
   // probe failed (`failure` says why: rank 0 reports the rank as missing with that reason).
-  // Rank 0 returns when every rank reported or at `deadline` (CLOCK_MONOTONIC seconds); other
-  // ranks return after sending (and answering a record request until `deadline`).
+  // Rank 0 returns when every rank reported or at `deadline` (CLOCK_MONOTONIC seconds) plus
+  // kRecordGrace for records; other ranks return after sending and answering a record request,
+  // waiting until rank 0's deadline plus kRecordGrace. A failed MPI call sets `error` and
+  // returns at once.
   CollectResult collect(const RankRecord* mine, const std::string& host,
                         const std::string& failure, double deadline);
 
   // Rank 0: tells every rank that reported the exit code. Other ranks: waits for it until
-  // `deadline`; returns 1 (and sets *note) when rank 0 never answered.
-  int agree_exit_code(int code, double deadline, std::string* note);
+  // rank 0's deadline plus `judge_time` (or `own_deadline` plus it when rank 0 never
+  // acknowledged); returns 1 (and sets *note) when rank 0 never answered, 2 when an MPI call
+  // failed.
+  int agree_exit_code(int code, double own_deadline, double judge_time, std::string* note);
 
-  // Ends MPI. When ranks are missing (they may be hung inside a library), rank 0 aborts the job
-  // so the launcher kills them instead of waiting forever in MPI_Finalize; the launcher then
-  // exits with `code`.
+  // Ends MPI. When ranks are missing (they may be hung inside a library), rank 0 leaves without
+  // MPI_Finalize so the launcher kills them instead of waiting forever; the launcher then exits
+  // with `code`.
   void finish(int code, bool ranks_missing);
 
  private:
+  struct Reported {        // 16 bytes per rank at rank 0
+    int32_t rank;
+    uint32_t host;         // index into host_names_
+    uint64_t digest;       // 0: its probe failed
+  };
+
+  CollectResult send_to_root(const RankRecord* mine, const std::string& host,
+                             const std::string& failure, double deadline);
+  CollectResult gather_at_root(const RankRecord* mine, const std::string& host,
+                               const std::string& failure, double deadline);
+  // Rank 0, phase 1: digests until every rank reported or `deadline`.
+  bool gather_digests(const std::string& my_host, uint64_t my_digest, const std::string& failure,
+                      double deadline, CollectResult* res, std::map<int, std::string>* failures);
+  // Rank 0, phase 2: one record per distinct digest.
+  bool fetch_records(const RankRecord* mine, double deadline, CollectResult* res);
+  // Polls until a message from `source` with one of `tags` waits (returns the tag), `deadline`
+  // passes (returns 0) or a call fails (returns -1, *error set).
+  int wait_for(int source, std::initializer_list<int> tags, double deadline, std::string* error);
+  std::string failed(const char* call, int peer, int code) const;
+
+  const denpex_mpi_plugin* api_ = nullptr;
   int rank_ = 0;
   int size_ = 1;
-  std::vector<int> reported_;   // rank 0: ranks that sent phase-1 messages
+  double root_deadline_ = 0;         // rank != 0: rank 0's deadline on this rank's clock, 0 if unknown
+  std::vector<Reported> reported_;   // rank 0: every rank that sent phase-1 messages
+  std::deque<std::string> host_names_;   // rank 0: each distinct host once (stable addresses)
 };
 
 }  // namespace denpex

@@ -1,6 +1,7 @@
 #include "compare/collectives.h"
 
 #include <algorithm>
+#include <ctime>
 #include <map>
 #include <set>
 #include <tuple>
@@ -12,8 +13,8 @@ namespace denpex {
 
 namespace {
 
-constexpr const char* kKindNames[] = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast",
-                                      "Reduce",    "Send",      "Recv",          "unknown"};
+constexpr const char* kKindNames[] = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce",  "Send",
+                                      "Recv",      "AlltoAll",  "Gather",        "Scatter",   "unknown"};
 constexpr const char* kDatatypeNames[] = {"int8",    "uint8",   "int32",    "uint32",
                                           "int64",   "uint64",  "float16",  "float32",
                                           "float64", "bfloat16", "float8e4m3", "float8e5m2"};
@@ -28,7 +29,9 @@ bool is_p2p(CollKind k) { return k == CollKind::send || k == CollKind::recv; }
 bool has_redop(CollKind k) {
   return k == CollKind::all_reduce || k == CollKind::reduce || k == CollKind::reduce_scatter;
 }
-bool has_root(CollKind k) { return k == CollKind::broadcast || k == CollKind::reduce; }
+bool has_root(CollKind k) {
+  return k == CollKind::broadcast || k == CollKind::reduce || k == CollKind::gather || k == CollKind::scatter;
+}
 
 // Equality of what must agree across ranks; buffers and streams are process-local.
 bool same_call(const CollectiveCall* a, const CollectiveCall* b) {
@@ -115,12 +118,19 @@ bool skipped_one(const CallList& mine, const CallList& theirs, size_t i) {
   return true;
 }
 
-void divergence_findings(const std::string& comm, size_t pos, const std::vector<Group>& groups,
+// `pos` is the step reported, `at` its index in `lists`.
+void divergence_findings(const std::string& comm, size_t pos, size_t at, const std::vector<Group>& groups,
                          const std::vector<CallList>& lists, std::vector<Finding>* out) {
   int maj = majority_of(groups);
   for (size_t g = 0; g < groups.size(); ++g) {
     if (static_cast<int>(g) == maj) continue;
     const Group& grp = groups[g];
+    // Ranks whose sequence ends because they are blocked inside their last call did not skip
+    // anything: rank-stuck (analyse_in_flight) says where they are.
+    if (grp.call == nullptr && std::all_of(grp.members.begin(), grp.members.end(), [](const CommSequence* m) {
+          return !m->calls.empty() && m->calls.back().state == CallState::in_flight;
+        }))
+      continue;
     Finding f;
     f.comm = comm;
     f.seq = static_cast<long long>(pos);
@@ -148,7 +158,7 @@ void divergence_findings(const std::string& comm, size_t pos, const std::vector<
       f.code = "collective-missing";
       f.message = fmt::format("{} made no call at step {} of communicator {} (sequence ends after {} collectives); {}",
                               who, pos, comm, pos, theirs);
-    } else if (maj >= 0 && ref != nullptr && skipped_one(lists[grp.member_index.front()], lists[groups[maj].member_index.front()], pos)) {
+    } else if (maj >= 0 && ref != nullptr && skipped_one(lists[grp.member_index.front()], lists[groups[maj].member_index.front()], at)) {
       f.code = "collective-missing";
       f.found = fmt::format("skipped; called {} next", describe(*grp.call));
       f.message = fmt::format("{} skipped step {} of communicator {}: {}, and {} called {} next",
@@ -170,22 +180,37 @@ void align_collectives(const std::string& comm, const std::vector<const CommSequ
                        std::vector<Finding>* out) {
   std::vector<CallList> lists(members.size());
   size_t longest = 0;
-  for (size_t m = 0; m < members.size(); ++m) {
+  for (size_t m = 0; m < members.size(); ++m)
     for (const auto& c : members[m]->calls)
       if (!is_p2p(c.kind)) lists[m].push_back(&c);
-    longest = std::max(longest, lists[m].size());
+  // Recorder rings keep the last N calls of each process, so their first calls differ: align by
+  // the recorder's collective number from the latest first call (a rank whose ring ends before
+  // it has nothing there, which is what it is: behind).
+  bool numbered = true;
+  long long start = 0;
+  for (const auto& l : lists)
+    for (const auto* c : l) {
+      numbered = numbered && c->coll_seq >= 0;
+      if (c == l.front()) start = std::max(start, c->coll_seq);
+    }
+  if (!numbered) start = 0;
+  for (auto& l : lists) {
+    if (numbered)
+      l.erase(l.begin(), std::find_if(l.begin(), l.end(), [&](const CollectiveCall* c) { return c->coll_seq >= start; }));
+    longest = std::max(longest, l.size());
   }
-  for (size_t pos = 0; pos < longest; ++pos) {
+  for (size_t i = 0; i < longest; ++i) {
+    size_t pos = static_cast<size_t>(start) + i;
     std::vector<Group> groups;
     for (size_t m = 0; m < members.size(); ++m) {
-      const CollectiveCall* c = pos < lists[m].size() ? lists[m][pos] : nullptr;
+      const CollectiveCall* c = i < lists[m].size() ? lists[m][i] : nullptr;
       auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return same_call(g.call, c); });
       if (it == groups.end()) it = groups.insert(groups.end(), Group{c, {}, {}});
       it->members.push_back(members[m]);
       it->member_index.push_back(m);
     }
     if (groups.size() > 1) {
-      divergence_findings(comm, pos, groups, lists, out);
+      divergence_findings(comm, pos, i, groups, lists, out);
       return;  // after the first divergence positions no longer correspond
     }
   }
@@ -222,6 +247,9 @@ void match_p2p(const std::string& comm, const std::vector<const CommSequence*>& 
   // (from, to) -> calls in order; keyed by ranks inside the communicator.
   std::map<std::pair<int, int>, std::vector<const CollectiveCall*>> sends, recvs;
   std::map<int, const CommSequence*> by_rank;
+  // The k-th Send and the k-th Recv are only known when every ring holds all of them.
+  for (const auto* m : members)
+    if (m->truncated) return;
   for (const auto* m : members) {
     by_rank[m->rank] = m;
     for (const auto& c : m->calls) {
@@ -272,6 +300,237 @@ void match_p2p(const std::string& comm, const std::vector<const CommSequence*>& 
   }
 }
 
+// --- calls in flight (recorder v2) -------------------------------------------------------------
+
+const char* kFixStuck =
+    "look at what the stuck rank is doing (py-spy dump / gdb -p on it, its NCCL_DEBUG=INFO log); the "
+    "others are waiting for it, so restarting without fixing it hangs again";
+
+std::string call_name(const CollectiveCall& c) {
+  return c.kind == CollKind::unknown ? c.op_name : std::string(to_string(c.kind));
+}
+
+// "AllReduce #50", "Send to peer 3 (call 12 on the communicator)", "CommInitRank".
+std::string where(const CollectiveCall& c) {
+  std::string s;
+  if (c.coll_seq >= 0) s = fmt::format("{} #{}", call_name(c), c.coll_seq);
+  else if (is_p2p(c.kind)) s = fmt::format("{} {} peer {} (call {} on the communicator)", call_name(c),
+                                           c.kind == CollKind::send ? "to" : "from", c.peer, c.trace_seq);
+  else s = call_name(c);
+  if (c.in_group && c.state == CallState::in_flight) s += " (grouped: its ncclGroupEnd has not returned)";
+  return s;
+}
+
+// Where one rank of a communicator is, by the calls it entered.
+struct Position {
+  const CommSequence* m = nullptr;
+  bool has_state = false;
+  const CollectiveCall* in_flight = nullptr;    // the call it waits in (the first of a group)
+  const CollectiveCall* last = nullptr;         // the last collective or point-to-point call entered
+  const CollectiveCall* last_coll = nullptr;    // the last collective entered
+  long long entered = 0;                        // collectives entered
+  // Ordering key: 2k while in collective k; 2E-1 between collectives (in a Send/Recv, or returned
+  // from all E collectives it entered).
+  long long key() const {
+    if (in_flight != nullptr && in_flight->coll_seq >= 0) return 2 * in_flight->coll_seq;
+    return 2 * entered - 1;
+  }
+};
+
+Position position_of(const CommSequence& m) {
+  Position p;
+  p.m = &m;
+  auto consider = [&p](const CollectiveCall& c) {
+    if (c.state == CallState::unknown) return;
+    p.has_state = true;
+    if (c.state == CallState::in_flight &&
+        (p.in_flight == nullptr || (c.entered_ns >= 0 && c.entered_ns < p.in_flight->entered_ns)))
+      p.in_flight = &c;
+  };
+  for (const auto& c : m.calls) {
+    consider(c);
+    p.last = &c;
+    if (c.coll_seq >= 0) {
+      p.entered = std::max(p.entered, c.coll_seq + 1);
+      p.last_coll = &c;
+    }
+  }
+  for (const auto& c : m.comm_calls) consider(c);
+  return p;
+}
+
+// What the ranks past a stuck rank are doing: "ranks 0-2 returned from #50 and are waiting in
+// AllReduce #51", grouped by what they do.
+// Ranks are grouped by what they do, not by when they started it: the group's time is its
+// earliest (ranks reach a call seconds apart).
+std::string describe_others(const std::vector<const Position*>& others, const CollectiveCall& stuck) {
+  struct State {
+    std::vector<int> ranks;
+    long long since = -1;  // earliest entry into the call they wait in, -1 when not waiting
+  };
+  std::map<std::string, State> by_state;
+  for (const auto* o : others) {
+    std::string did;
+    if (stuck.coll_seq >= 0 && o->entered > stuck.coll_seq) {
+      bool returned = false;
+      for (const auto& c : o->m->calls)
+        if (c.coll_seq == stuck.coll_seq) returned = c.state == CallState::returned;
+      did = returned ? fmt::format("returned from #{}", stuck.coll_seq) : fmt::format("entered #{}", stuck.coll_seq);
+    } else {
+      did = fmt::format("returned from {}", call_name(stuck));
+    }
+    std::string now = o->in_flight != nullptr ? fmt::format("are waiting in {}", where(*o->in_flight))
+                      : o->last != nullptr ? fmt::format("are not in NCCL now (last call: {}, returned)", where(*o->last))
+                                           : std::string("are not in NCCL now");
+    State& st = by_state[did + " and " + now];
+    st.ranks.push_back(blame_rank(*o->m));
+    if (o->in_flight != nullptr && o->in_flight->entered_ns >= 0 &&
+        (st.since < 0 || o->in_flight->entered_ns < st.since))
+      st.since = o->in_flight->entered_ns;
+  }
+  std::vector<std::string> parts;
+  for (const auto& kv : by_state) {
+    std::string text = kv.first;
+    if (kv.second.ranks.size() == 1) {  // "rank 0 ... is waiting"
+      auto at = text.find(" are ");
+      if (at != std::string::npos) text.replace(at, 5, " is ");
+    }
+    if (kv.second.since >= 0) text += " since " + utc_time(kv.second.since);
+    parts.push_back(fmt::format("{} {}", rank_list(kv.second.ranks), text));
+  }
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
+
+Finding stuck_finding(const std::string& comm, const std::vector<const Position*>& stuck,
+                      const std::vector<const Position*>& ahead) {
+  const CollectiveCall& c = *stuck.front()->in_flight;
+  long long since = c.entered_ns;
+  std::vector<const CommSequence*> members;
+  for (const auto* p : stuck) {
+    members.push_back(p->m);
+    if (p->in_flight->entered_ns >= 0 && (since < 0 || p->in_flight->entered_ns < since)) since = p->in_flight->entered_ns;
+  }
+  Finding f;
+  f.code = "rank-stuck";
+  f.comm = comm;
+  f.seq = c.coll_seq >= 0 ? c.coll_seq : c.trace_seq;
+  fill_blame(&f, members);
+  f.found = fmt::format("in flight since {}: {}", utc_time(since),
+                        c.kind == CollKind::unknown ? c.op_name : describe(c));
+  std::vector<int> others;
+  for (const auto* a : ahead) others.push_back(blame_rank(*a->m));
+  f.expected = fmt::format("returned, as {} did", rank_list(others));
+  f.message = fmt::format("{} {} stuck in {} on communicator {} since {} (entered, never returned); {}",
+                          rank_list(f.ranks), f.ranks.size() == 1 ? "is" : "are", where(c), comm, utc_time(since),
+                          describe_others(ahead, c));
+  f.fix = kFixStuck;
+  return f;
+}
+
+// Ranks waiting in a call that some rank of the communicator has not entered: that rank is the
+// one to look at; with nobody behind, everyone waits (for ranks not in the input, or for NCCL).
+Finding waiting_finding(const std::string& comm, const std::vector<const Position*>& waiting,
+                        const std::vector<const Position*>& behind, int nranks, size_t present) {
+  const CollectiveCall& c = *waiting.front()->in_flight;
+  long long since = c.entered_ns;
+  std::vector<int> waiters;
+  for (const auto* p : waiting) {
+    waiters.push_back(blame_rank(*p->m));
+    if (p->in_flight->entered_ns >= 0 && (since < 0 || p->in_flight->entered_ns < since)) since = p->in_flight->entered_ns;
+  }
+  Finding f;
+  f.code = "collective-in-flight";
+  f.comm = comm;
+  f.seq = c.coll_seq >= 0 ? c.coll_seq : c.trace_seq;
+  f.found = fmt::format("in flight since {}: {}", utc_time(since), c.kind == CollKind::unknown ? c.op_name : describe(c));
+  std::string waits = fmt::format("{} {} waiting in {} on communicator {} since {}", rank_list(waiters),
+                                  waiters.size() == 1 ? "is" : "are", where(c), comm, utc_time(since));
+  if (!behind.empty()) {
+    std::vector<const CommSequence*> members;
+    std::vector<std::string> parts;
+    for (const auto* b : behind) {
+      members.push_back(b->m);
+      parts.push_back(b->last != nullptr
+                          ? fmt::format("rank {} returned from {} and made no call on this communicator since",
+                                        blame_rank(*b->m), where(*b->last))
+                          : fmt::format("rank {} made no call on this communicator", blame_rank(*b->m)));
+    }
+    fill_blame(&f, members);
+    f.expected = fmt::format("entered by {}", rank_list(waiters));
+    f.found = "not entered";
+    f.message = fmt::format("{}; {} never entered it ({}): it is outside NCCL, stuck in its own code or dead",
+                            waits, rank_list(f.ranks), fmt::join(parts, "; "));
+    f.fix = "look at what that rank is doing (py-spy dump / gdb -p, its log): the others wait for it in NCCL";
+    return f;
+  }
+  f.severity = Severity::warning;
+  std::vector<const CommSequence*> members;
+  for (const auto* p : waiting) members.push_back(p->m);
+  fill_blame(&f, members);
+  f.expected = "returned";
+  if (nranks > static_cast<int>(present)) {
+    f.message = fmt::format("{}; no rank in the input is behind them, and {} of the {} ranks of the communicator are "
+                            "not in the input: the call waits for one of those", waits, static_cast<size_t>(nranks) - present, nranks);
+    f.fix = "add the traces (or NCCL_DEBUG=INFO logs) of the missing ranks; the one that never entered this call is the culprit";
+  } else {
+    f.message = fmt::format("{}; every rank of the communicator entered it and none returned: the collective itself "
+                            "does not complete", waits);
+    f.fix = "every rank is inside NCCL: look at the network and GPUs (NCCL_DEBUG=INFO logs, dmesg for Xid errors, "
+            "NCCL_IB_* / NCCL_SOCKET_IFNAME settings)";
+  }
+  return f;
+}
+
+void analyse_in_flight(const std::string& comm, const std::vector<const CommSequence*>& members,
+                       std::vector<Finding>* out) {
+  std::vector<Position> pos;
+  int nranks = -1;
+  for (const auto* m : members) {
+    pos.push_back(position_of(*m));
+    nranks = std::max(nranks, m->nranks);
+  }
+  std::vector<const Position*> life, calls;
+  for (const auto& p : pos) {
+    if (!p.has_state || p.in_flight == nullptr) continue;
+    if (p.in_flight->kind == CollKind::unknown && p.in_flight->coll_seq < 0) life.push_back(&p);
+    else calls.push_back(&p);
+  }
+  // Life-cycle calls (init, split, destroy...): the ranks that returned from the same call are
+  // past the stuck ones; the ranks that neither entered nor returned it are behind them.
+  std::set<std::string> ops;
+  for (const auto* p : life) ops.insert(p->in_flight->op_name);
+  for (const auto& op : ops) {
+    bool init_op = op.rfind("CommInit", 0) == 0 || op == "CommSplit" || op == "CommShrink";
+    std::vector<const Position*> in_op, ahead, behind;
+    for (const auto& p : pos) {
+      if (!p.has_state) continue;
+      bool waiting = p.in_flight != nullptr && p.in_flight->op_name == op;
+      bool returned = false;
+      for (const auto& c : p.m->comm_calls) returned = returned || (c.op_name == op && c.state == CallState::returned);
+      if (waiting) in_op.push_back(&p);
+      else if (returned || (init_op && !p.m->calls.empty())) ahead.push_back(&p);
+      else if (p.in_flight == nullptr) behind.push_back(&p);
+    }
+    if (in_op.empty()) continue;
+    if (!ahead.empty()) out->push_back(stuck_finding(comm, in_op, ahead));
+    else out->push_back(waiting_finding(comm, in_op, behind, nranks, members.size()));
+  }
+  if (calls.empty()) return;
+  long long kmin = calls.front()->key();
+  for (const auto* p : calls) kmin = std::min(kmin, p->key());
+  std::vector<const Position*> stuck, ahead, behind;
+  for (const auto& p : pos) {
+    if (!p.has_state || (p.in_flight != nullptr && p.in_flight->kind == CollKind::unknown && p.in_flight->coll_seq < 0))
+      continue;
+    long long k = p.key();
+    if (p.in_flight != nullptr && k == kmin) stuck.push_back(&p);
+    else if (k > kmin) ahead.push_back(&p);
+    else if (p.in_flight == nullptr) behind.push_back(&p);  // k <= kmin: has not entered the call
+  }
+  if (!ahead.empty()) out->push_back(stuck_finding(comm, stuck, ahead));
+  else out->push_back(waiting_finding(comm, stuck, behind, nranks, members.size()));
+}
+
 }  // namespace
 
 const char* to_string(CollKind k) { return kKindNames[static_cast<int>(k)]; }
@@ -310,6 +569,7 @@ std::vector<Finding> analyse_sequences(const std::vector<CommSequence>& sequence
     std::sort(members.begin(), members.end(),
               [](const CommSequence* a, const CommSequence* b) { return a->rank < b->rank; });
     align_collectives(kv.first, members, &out);
+    analyse_in_flight(kv.first, members, &out);
     match_p2p(kv.first, members, &out);
     absent_ranks(kv.first, members, &out);
   }
@@ -374,6 +634,62 @@ std::vector<Finding> analyse_watchdog(const std::vector<WatchdogState>& states) 
         out.push_back(std::move(f));
       }
       break;  // the more specific reading decided
+    }
+  }
+  return out;
+}
+
+}  // namespace denpex
+
+namespace denpex {
+
+std::string utc_time(long long ns) {
+  if (ns < 0) return "unknown time";
+  std::time_t t = static_cast<std::time_t>(ns / 1000000000LL);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  return fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02} UTC", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                     tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+std::vector<Finding> analyse_traced_processes(const std::vector<TracedProcess>& processes) {
+  std::set<int> seen;  // launcher ranks with calls in some trace
+  for (const auto& p : processes)
+    if (p.calls > 0 && p.global_rank >= 0) seen.insert(p.global_rank);
+  std::vector<Finding> out;
+  for (const auto& p : processes) {
+    std::string who = p.global_rank >= 0 ? fmt::format("rank {}", p.global_rank) : std::string("a process");
+    std::string proc = fmt::format("pid {}{}", p.pid, p.host.empty() ? std::string() : " on " + p.host);
+    if (p.calls == 0 && !p.nccl_mapped.empty() && p.global_rank >= 0 && seen.count(p.global_rank) == 0) {
+      Finding f;
+      f.code = "collective-rank-unseen";
+      f.severity = Severity::warning;
+      f.ranks = {p.global_rank};
+      if (!p.host.empty()) f.hosts = {p.host};
+      f.found = "no NCCL call intercepted";
+      f.expected = "NCCL calls through libdenpex-trace.so";
+      f.message = fmt::format("the recorder could not see {} ({}): NCCL is mapped in it ({}) but no NCCL call went through "
+                              "the recorder: NCCL is linked statically, or called through a private dlopen handle, or "
+                              "the rank ended before its first call; where this rank is cannot be told from traces",
+                              who, proc, p.nccl_mapped);
+      f.fix = fmt::format("read {}'s own log: run with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL and give that log "
+                          "to denpex-probe collectives or diagnose; or use a PyTorch/NCCL that loads libnccl.so.2 "
+                          "dynamically", who);
+      out.push_back(std::move(f));
+    }
+    for (const auto& what : p.in_flight_unattributed) {
+      Finding f;
+      f.code = "rank-stuck";
+      if (p.global_rank >= 0) f.ranks = {p.global_rank};
+      if (!p.host.empty()) f.hosts = {p.host};
+      f.found = what;
+      f.message = p.end == TracedProcess::End::signalled
+                      ? fmt::format("{} ({}) was inside {} when signal {} ended it (entered, never returned)", who,
+                                    proc, what, p.signal)
+                      : fmt::format("{} ({}) is stuck in {} (entered, never returned), on a communicator the recorder "
+                                    "could not identify across ranks", who, proc, what);
+      f.fix = kFixStuck;
+      out.push_back(std::move(f));
     }
   }
   return out;

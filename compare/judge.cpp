@@ -335,6 +335,40 @@ void untrusted_rule(const ConfigGroup& g, LocalFindings* out) {
                "or others (chown root, chmod go-w), or remove them"});
 }
 
+// Issue 11 items 3, 6, 7: what the probe could not find out, or found its own emulation
+// wrong about, is said as such, never silently dropped nor turned into a verdict on the job.
+void probe_self_rules(const ConfigGroup& g, LocalFindings* out) {
+  const RankRecord& r = g.record;
+  for (const AbiCheck& abi : r.abi) {
+    if (abi.error.empty()) continue;
+    out->add(g, {"nccl-abi-unchecked", Severity::warning,
+                 fmt::format("could not check which NCCL symbols {} needs from {}: {}",
+                             abi.consumer, abi.library, abi.error),
+                 "readable dynamic symbol tables", abi.error,
+                 "reinstall the library named (a copy with its section headers stripped or cut "
+                 "short cannot be checked); the job itself may still run"});
+  }
+  for (const LoaderCheck& c : r.loader_checks) {
+    if (c.loaded == c.emulated) continue;
+    std::string loaded = c.loaded.empty() ? fmt::format("nothing ({})", c.error) : c.loaded;
+    out->add(g, {"probe-loader-disagreement", Severity::warning,
+                 fmt::format("gets {} from the dynamic loader for {}, but denpex-probe's loader "
+                             "emulation named {}: the record describes {}",
+                             loaded, c.name, c.emulated, c.emulated),
+                 c.emulated, loaded,
+                 "report this to denpex-probe with the environment (LD_LIBRARY_PATH, LD_PRELOAD, "
+                 "the directories named); until then check the library named first by hand "
+                 "(LD_DEBUG=libs)"});
+  }
+  if (!r.probe_errors.empty()) {
+    out->add(g, {"probe-error", Severity::warning,
+                 fmt::format("could not check everything: {}", short_list(r.probe_errors, 4)),
+                 "every probe step to complete", short_list(r.probe_errors, 4),
+                 "fix or remove the files named (they are not what the loader or Python expects "
+                 "there), then rerun"});
+  }
+}
+
 void timeout_rule(const std::vector<MissingRank>& missing, LocalFindings* out) {
   for (const auto& m : missing) {
     out->add({m.rank}, {m.host},
@@ -741,6 +775,7 @@ std::vector<Finding> judge(const std::vector<ConfigGroup>& all_groups,
       driver_rules(g, options, &local);
       torch_rules(g, &local);
       untrusted_rule(g, &local);
+      probe_self_rules(g, &local);
     }
     timeout_rule(missing, &local);
     local.emit(&findings);

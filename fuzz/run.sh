@@ -12,7 +12,7 @@ build=$1
 secs=${2:-20}
 here=$(cd "$(dirname "$0")" && pwd)
 cmake --build "$build" --target denpex_fuzz >/dev/null || { echo "fuzz/run.sh: build failed"; exit 1; }
-targets="elf nccl_literal ld_cache record baseline version_py nccl_log"
+targets="elf nccl_literal ld_cache record baseline version_py nccl_log diagnose"
 fail=0
 for t in $targets; do
   bin=$build/fuzz/fuzz_$t

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -153,6 +154,24 @@ void input_findings(const Inputs& inputs, const Summary& sum, std::vector<Findin
   }
 }
 
+const char* end_name(TracedProcess::End e) {
+  switch (e) {
+    case TracedProcess::End::exited: return "exited";
+    case TracedProcess::End::signalled: return "signalled";
+    case TracedProcess::End::killed_or_running: return "killed-or-running";
+    case TracedProcess::End::unknown: break;
+  }
+  return "unknown";
+}
+
+// What a v2 trace says about its process (report key inputs[].process, an extension).
+json process_json(const TracedProcess& p) {
+  return {{"host", p.host}, {"pid", p.pid}, {"rank", p.global_rank}, {"calls", p.calls},
+          {"recorded", p.recorded}, {"overwritten", p.overwritten}, {"torn", p.torn}, {"dropped", p.dropped},
+          {"in_flight", p.in_flight}, {"nccl_mapped", p.nccl_mapped}, {"end", end_name(p.end)},
+          {"signal", p.signal}, {"ended_ns", p.ended_ns}};
+}
+
 json report_json(const Inputs& inputs, const Summary& sum, const std::vector<Finding>& findings, bool reject) {
   json j = {{"schema", "denpex.report.v1"},
             {"verdict", reject ? "reject" : "pass"},
@@ -161,10 +180,13 @@ json report_json(const Inputs& inputs, const Summary& sum, const std::vector<Fin
             {"findings", findings},
             {"communicators", sum.communicators}};
   json files = json::array();
-  for (const auto& in : inputs.files)
-    files.push_back({{"path", in.path}, {"format", in.format}, {"lines", in.lines}, {"used", in.used},
-                     {"unreadable", in.unreadable}, {"unreadable_samples", in.unreadable_samples},
-                     {"unattributed_calls", in.unattributed_calls}});
+  for (const auto& in : inputs.files) {
+    json file = {{"path", in.path}, {"format", in.format}, {"lines", in.lines}, {"used", in.used},
+                 {"unreadable", in.unreadable}, {"unreadable_samples", in.unreadable_samples},
+                 {"unattributed_calls", in.unattributed_calls}};
+    for (const auto& p : in.processes) file["process"] = process_json(p);
+    files.push_back(std::move(file));
+  }
   j["inputs"] = files;
   return j;
 }
@@ -199,19 +221,29 @@ int run(const CollectivesOptions& o) {
     fmt::print(stderr, "denpex-probe collectives: {}\n", inputs.error);
     return kExitCannotJudge;
   }
+  Summary sum = summarise(inputs);
+  // Moved, not copied: a full recorder ring is 262,144 calls (about 30 MB) per rank.
   std::vector<CommSequence> sequences;
   std::vector<WatchdogState> watchdog;
-  for (const auto& in : inputs.files) {
-    sequences.insert(sequences.end(), in.sequences.begin(), in.sequences.end());
+  std::vector<TracedProcess> processes;
+  for (auto& in : inputs.files) {
+    std::move(in.sequences.begin(), in.sequences.end(), std::back_inserter(sequences));
+    in.sequences.clear();
     watchdog.insert(watchdog.end(), in.watchdog.begin(), in.watchdog.end());
+    processes.insert(processes.end(), in.processes.begin(), in.processes.end());
   }
+  std::vector<Finding> process_findings = analyse_traced_processes(processes);
   if (sequences.empty() && watchdog.empty()) {
-    fmt::print(stderr, "denpex-probe collectives: {}: no NCCL collective calls or PyTorch watchdog records found\n",
-               inputs.files.size() == 1 ? inputs.files.front().path : fmt::format("{} input files", inputs.files.size()));
+    // Nothing to compare; a trace that shows why (NCCL mapped, no call seen) says so.
+    std::string why;
+    for (const auto& f : process_findings) why += "; " + f.message;
+    fmt::print(stderr, "denpex-probe collectives: {}: no NCCL collective calls or PyTorch watchdog records found{}\n",
+               inputs.files.size() == 1 ? inputs.files.front().path : fmt::format("{} input files", inputs.files.size()),
+               why);
     return kExitCannotJudge;
   }
-  Summary sum = summarise(inputs);
   std::vector<Finding> findings = analyse_sequences(sequences);
+  findings.insert(findings.end(), process_findings.begin(), process_findings.end());
   std::vector<Finding> wd = analyse_watchdog(watchdog);
   findings.insert(findings.end(), wd.begin(), wd.end());
   input_findings(inputs, sum, &findings);

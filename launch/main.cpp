@@ -4,6 +4,7 @@
 
 #include "collect/launcher.h"
 #include "launch/collectives_cmd.h"
+#include "launch/diagnose_cmd.h"
 #include "launch/options.h"
 #include "launch/run_modes.h"
 #include "probe/probe.h"
@@ -26,10 +27,20 @@ int main(int argc, char** argv) {
       c.strict = o.strict;
       return run_collectives(c);
     }
+    case RunMode::diagnose: {
+      DiagnoseOptions d;
+      d.paths = o.paths;
+      d.json_path = o.json_path;
+      d.quiet = o.quiet;
+      return run_diagnose(d);
+    }
     case RunMode::root: return run_single(o);
     case RunMode::probe: break;
   }
-  if (detect_launcher(current_environment()).kind != Launcher::none)
-    return run_mpi(o, &argc, &argv);
+  const auto env = current_environment();
+  const LauncherInfo launcher = detect_launcher(env);
+  if (launcher.kind != Launcher::none) return run_mpi(o, launcher, &argc, &argv);
+  const SlurmTask task = detect_slurm_task(env);
+  if (task.multi_task) return run_slurm_task(o, task);
   return run_single(o);
 }

@@ -18,6 +18,8 @@ distributed training job would really load.
   denpex-probe compare PATH...           saved rank records (--rank-report outputs)
   denpex-probe collectives PATH...       which rank diverged: libdenpex-trace.so traces or
                                          NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL logs
+  denpex-probe diagnose PATH...          a failed job's logs (any launcher, '-' = stdin): the
+                                         rank that started it, the ranks that followed, the fix
 
 Exit status: 0 pass, 1 reject (an error finding, or ranks that never reported),
 2 could not judge (bad usage, or an input file missing or malformed).)";
@@ -58,6 +60,11 @@ ParseStatus parse_options(int argc, char** argv, Options* out) {
   app.add_flag("-q,--quiet", out->quiet, "No human report; exit code (and --json) only");
   app.add_option("--color", out->color, "Colour in the human report: auto, always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
+  app.add_option("--mpi", out->mpi,
+                 "Under an MPI launcher, the MPI ABI to load: auto (the launcher's, whose "
+                 "library this environment resolves), open-mpi (libmpi.so.40), mpich "
+                 "(libmpi.so.12)")
+      ->check(CLI::IsMember({"auto", "open-mpi", "mpich"}));
 
   CLI::App* compare = app.add_subcommand(
       "compare", "Judge rank records saved earlier (--rank-report files or directories of them)");
@@ -65,6 +72,10 @@ ParseStatus parse_options(int argc, char** argv, Options* out) {
   CLI::App* collectives = app.add_subcommand(
       "collectives", "Find the first collective where ranks diverged");
   collectives->add_option("PATH", out->paths, "Trace files, NCCL/PyTorch logs, or directories")
+      ->required();
+  CLI::App* diagnose = app.add_subcommand(
+      "diagnose", "From a failed job's logs: the initiating rank, the collateral ranks, the fix");
+  diagnose->add_option("PATH", out->paths, "Log files, directories (read whole), traces, or - for standard input")
       ->required();
   app.require_subcommand(0, 1);
 
@@ -82,6 +93,7 @@ ParseStatus parse_options(int argc, char** argv, Options* out) {
   }
   if (compare->parsed()) out->mode = RunMode::compare;
   else if (collectives->parsed()) out->mode = RunMode::collectives;
+  else if (diagnose->parsed()) out->mode = RunMode::diagnose;
   else if (!out->root.empty()) out->mode = RunMode::root;
   if (!out->image_name.empty() && out->root.empty()) {
     std::cerr << "denpex-probe: --image-name needs --root (it names the image read there)\n";
@@ -90,6 +102,22 @@ ParseStatus parse_options(int argc, char** argv, Options* out) {
   if (out->mode != RunMode::probe && out->mode != RunMode::root && !out->root.empty()) {
     std::cerr << "denpex-probe: --root cannot be combined with a subcommand\n";
     return ParseStatus::usage;
+  }
+  // Options that only mean something for a live probe must not be accepted and then ignored
+  // by the offline subcommands (issue 11).
+  if (out->mode == RunMode::collectives || out->mode == RunMode::diagnose) {
+    const char* sub = out->mode == RunMode::collectives ? "collectives" : "diagnose";
+    std::vector<std::pair<const char*, bool>> unused = {
+        {"--prometheus", !out->prometheus.empty()},
+        {"--baseline", !out->baseline.empty()},
+        {"--write-baseline", !out->write_baseline.empty()},
+        {"--rank-report", !out->rank_report.empty()}};
+    for (const auto& [name, given] : unused)
+      if (given) {
+        std::cerr << "denpex-probe: " << name << " cannot be used with " << sub
+                  << " (it reads logs, it probes no rank; see --help)\n";
+        return ParseStatus::usage;
+      }
   }
   return ParseStatus::parsed;
 }

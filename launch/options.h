@@ -11,6 +11,7 @@ enum class RunMode {
   root,         // --root DIR: static inspection of a filesystem tree
   compare,      // compare PATH...: saved rank records
   collectives,  // collectives PATH...: collective traces and logs
+  diagnose,     // diagnose PATH...: a failed job's logs
 };
 
 struct Options {
@@ -29,6 +30,7 @@ struct Options {
   bool strict = false;                    // --strict
   bool quiet = false;                     // -q / --quiet
   std::string color = "auto";             // --color auto|always|never
+  std::string mpi = "auto";               // --mpi auto|open-mpi|mpich (MPI mode only)
 };
 
 // parsed    run with *out

@@ -2,6 +2,7 @@
 // 2 could not judge). main() picks one.
 #pragma once
 
+#include "collect/launcher.h"
 #include "launch/options.h"
 
 namespace denpex {
@@ -10,8 +11,19 @@ namespace denpex {
 int run_single(const Options& o);
 
 // Every rank of an MPI job: probe (in a child forked before MPI_Init), gather to rank 0, judge,
-// agree on the exit code. REQUIRES: started by a launcher (collect/launcher.h).
-int run_mpi(const Options& o, int* argc, char*** argv);
+// agree on the exit code. REQUIRES: started by a launcher (collect/launcher.h). Returns 2 (one
+// line on stderr) when no MPI library resolves or its transport plugin is missing
+// (collect/mpi_plugin_loader.h), and when MPI_Comm_size is smaller than the size the launcher
+// announced: N singletons never pass.
+int run_mpi(const Options& o, const LauncherInfo& launcher, int* argc, char*** argv);
+
+// A task of a multi-task Slurm step started without an MPI launcher (srun -n 4 without
+// --mpi=pmix): it cannot see the other tasks. Without --rank-report: 2, and one line saying to
+// use srun --mpi=pmix or --mpi=pmi2. With --rank-report: writes this task's record (rank =
+// SLURM_PROCID) and judges nothing (denpex-probe compare judges the records together): 0 when
+// the record was written, 2 when it could not be, or when --json, --baseline, --write-baseline
+// or --prometheus ask for a judgement here.
+int run_slurm_task(const Options& o, const SlurmTask& task);
 
 // compare PATH...: saved rank records judged as one job.
 int run_compare(const Options& o);

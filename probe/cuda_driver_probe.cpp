@@ -125,7 +125,9 @@ CudaDriverInfo probe_cuda_driver(const ProbeContext& ctx, std::vector<std::strin
   d.library_version = driver_version_from_filename(d.library);
   d.forward_compat = in_cuda_compat_dir(d.library);
   const std::string host = host_path(ctx.loader.fs, d.library);
-  TrustCheck trust = check_trusted(host, ctx.running_as_root);
+  // Under --root nothing is loaded: the tree's host path is no trust question (issue 11).
+  TrustCheck trust =
+      check_trusted_with_needed(ctx.loader, d.library, ctx.running_as_root && ctx.allow_load);
   if (!ctx.allow_load || !trust.trusted) {
     if (!trust.trusted && untrusted)
       untrusted->push_back(fmt::format("{} ({})", d.library, trust.reason));

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "probe/fs_view.h"
 #include "probe/text.h"
 
 namespace denpex {
@@ -58,15 +59,19 @@ namespace {
 // few MB.
 constexpr uint64_t kMaxTable = 64ull << 20;
 
+// A regular file opened without blocking (fs_view.h open_regular_file): a FIFO or device where
+// a library is expected is refused, never waited on.
 class File {
  public:
-  explicit File(const std::string& path) : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {}
+  explicit File(const std::string& path, std::string* error = nullptr, int* err = nullptr)
+      : fd_(open_regular_file(path, &st_, error, err)) {}
   ~File() {
     if (fd_ >= 0) ::close(fd_);
   }
   File(const File&) = delete;
   File& operator=(const File&) = delete;
   int fd() const { return fd_; }
+  const struct stat& st() const { return st_; }
 
   // Reads exactly n bytes at off. False on short read or error.
   bool read(uint64_t off, void* buf, uint64_t n) const {
@@ -83,6 +88,7 @@ class File {
   }
 
  private:
+  struct stat st_ {};
   int fd_;
 };
 
@@ -215,13 +221,28 @@ bool read_dynamic(const File& f, const Elf64_Ehdr& eh, const Sections& sec, uint
 }
 
 void read_dynsyms(const File& f, const Sections& sec, uint64_t file_size, ElfInfo* info) {
+  if (sec.headers.empty()) {
+    info->dynsyms_error = "it has no section headers (stripped), so its dynamic symbol table "
+                          "cannot be located";
+    return;
+  }
   for (const auto& sh : sec.headers) {
-    if (sh.sh_type != SHT_DYNSYM || sh.sh_link >= sec.headers.size()) continue;
+    if (sh.sh_type != SHT_DYNSYM) continue;
+    if (sh.sh_link >= sec.headers.size()) {
+      info->dynsyms_error = "its dynamic symbol table names no string table";
+      return;
+    }
     std::vector<char> strtab;
     const auto& st = sec.headers[sh.sh_link];
-    if (!read_table(f, st.sh_offset, st.sh_size, file_size, &strtab)) return;
+    if (!read_table(f, st.sh_offset, st.sh_size, file_size, &strtab)) {
+      info->dynsyms_error = "its dynamic string table lies past the end of the file";
+      return;
+    }
     std::vector<char> raw;
-    if (!read_table(f, sh.sh_offset, sh.sh_size, file_size, &raw)) return;
+    if (!read_table(f, sh.sh_offset, sh.sh_size, file_size, &raw)) {
+      info->dynsyms_error = "its dynamic symbol table lies past the end of the file";
+      return;
+    }
     size_t n = raw.size() / sizeof(Elf64_Sym);
     info->dynsyms.reserve(n);
     for (size_t i = 1; i < n; ++i) {  // entry 0 is the reserved null symbol
@@ -235,32 +256,27 @@ void read_dynsyms(const File& f, const Sections& sec, uint64_t file_size, ElfInf
       out.function = ELF64_ST_TYPE(s.st_info) == STT_FUNC;
       info->dynsyms.push_back(std::move(out));
     }
+    info->dynsyms_read = true;
     return;
   }
+  info->dynsyms_error = "it has no dynamic symbol table (.dynsym)";
 }
 
 }  // namespace
 
 ElfInfo read_elf(const std::string& path, bool symbols) {
   ElfInfo info;
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    info.status = errno == ENOENT || errno == ENOTDIR ? ElfStatus::not_found : ElfStatus::io_error;
-    info.error = std::strerror(errno);
-    return info;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    info.status = ElfStatus::not_file;
-    info.error = S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file";
-    return info;
-  }
-  info.file_size = static_cast<uint64_t>(st.st_size);
-  File f(path);
+  std::string why;
+  int err = 0;
+  File f(path, &why, &err);
   if (f.fd() < 0) {
-    info.status = ElfStatus::io_error;
-    info.error = std::strerror(errno);
+    info.error = why;
+    if (err == ENOENT || err == ENOTDIR) info.status = ElfStatus::not_found;
+    else if (err != 0) info.status = ElfStatus::io_error;
+    else info.status = ElfStatus::not_file;  // a directory, FIFO, socket or device
     return info;
   }
+  info.file_size = static_cast<uint64_t>(f.st().st_size);
   unsigned char ident[EI_NIDENT] = {};
   if (info.file_size < EI_NIDENT || !f.read(0, ident, EI_NIDENT) ||
       std::memcmp(ident, ELFMAG, SELFMAG) != 0) {
@@ -335,11 +351,10 @@ void scan_range(const File& f, uint64_t off, uint64_t size, const std::string& n
 std::vector<std::string> find_strings(const std::string& path, const std::string& needle,
                                       uint64_t max_scan) {
   std::vector<std::string> out;
-  struct stat st {};
-  if (needle.empty() || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return out;
+  if (needle.empty()) return out;
   File f(path);
   if (f.fd() < 0) return out;
-  const uint64_t file_size = static_cast<uint64_t>(st.st_size);
+  const uint64_t file_size = static_cast<uint64_t>(f.st().st_size);
   Elf64_Ehdr eh{};
   bool elf64 = file_size >= sizeof eh && f.read(0, &eh, sizeof eh) &&
                std::memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 &&

@@ -41,6 +41,11 @@ struct ElfInfo {
   std::vector<std::string> runpath;  // DT_RUNPATH split on ':', unexpanded
   bool has_runpath = false;
   std::vector<ElfSymbol> dynsyms;    // only when read with symbols=true
+  // With symbols=true: whether the dynamic symbol table was found and read. False with
+  // `dynsyms_error` when it could not be (no section headers, a table past the end of the
+  // file): `dynsyms` then says nothing about what the object exports or imports.
+  bool dynsyms_read = false;
+  std::string dynsyms_error;
 };
 
 // Machine name for messages: "x86_64", "aarch64", "ppc64le", or "machine 1234".
@@ -50,7 +55,8 @@ std::string machine_name(uint16_t machine);
 uint16_t host_machine();
 
 // Reads headers, the dynamic section, and (when `symbols`) the dynamic symbol table of `path`.
-// Never throws; failure is in the returned status. Follows symlinks (callers resolve first when
+// Never throws; failure is in the returned status (an unreadable symbol table alone leaves the
+// status ok and sets dynsyms_read = false). Follows symlinks (callers resolve first when
 // that matters).
 ElfInfo read_elf(const std::string& path, bool symbols);
 

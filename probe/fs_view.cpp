@@ -113,17 +113,78 @@ std::vector<std::string> list_dir(const FsView& fs, const std::string& view_dir,
   return out;
 }
 
-bool read_small_file(const FsView& fs, const std::string& view_path, size_t limit,
-                     std::string* out, bool* truncated) {
-  if (truncated) *truncated = false;
-  // O_NONBLOCK: a FIFO planted where a file is expected must not block the probe.
-  int fd = ::open(host_path(fs, view_path).c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return false;
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return false;
+std::string file_type_name(unsigned mode) {
+  switch (mode & S_IFMT) {
+    case S_IFREG: return "a regular file";
+    case S_IFDIR: return "a directory";
+    case S_IFIFO: return "a FIFO (named pipe)";
+    case S_IFSOCK: return "a socket";
+    case S_IFCHR: return "a character device";
+    case S_IFBLK: return "a block device";
+    case S_IFLNK: return "a symbolic link";
+    default: return "a special file";
   }
+}
+
+int open_regular_file(const std::string& host, struct stat* st_out, std::string* error,
+                      int* errno_out) {
+  if (errno_out) *errno_out = 0;
+  auto fail = [&](int e) {
+    if (errno_out) *errno_out = e;
+    if (error) *error = std::strerror(e);
+    return -1;
+  };
+  // O_PATH first: it names the inode without opening it, so a device whose open() has side
+  // effects (a watchdog arms, a tape rewinds) or a FIFO (a writer waiting for a reader) is
+  // never opened at all. Only a regular file is then opened for reading, through that same
+  // inode (/proc/self/fd), so nothing can be swapped in between the check and the read.
+  int path_fd = ::open(host.c_str(), O_PATH | O_CLOEXEC);
+  if (path_fd < 0) return fail(errno);
+  struct stat st {};
+  if (::fstat(path_fd, &st) != 0) {
+    int e = errno;
+    ::close(path_fd);
+    return fail(e);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(path_fd);
+    if (error)
+      *error = S_ISDIR(st.st_mode) ? "is a directory"
+                                   : "is " + file_type_name(st.st_mode) + ", not a regular file";
+    return -1;
+  }
+  const std::string through = "/proc/self/fd/" + std::to_string(path_fd);
+  int fd = ::open(through.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0 && errno == ENOENT) {
+    // No /proc (a minimal chroot): open the path itself, non-blocking, and check it again.
+    fd = ::open(host.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  }
+  int open_errno = errno;
+  ::close(path_fd);
+  if (fd < 0) return fail(open_errno);
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    int e = errno;
+    bool regular = S_ISREG(st.st_mode);
+    ::close(fd);
+    if (!regular) {
+      if (error) *error = "is " + file_type_name(st.st_mode) + ", not a regular file";
+      return -1;
+    }
+    return fail(e);
+  }
+  // Regular file: reads never block; clear O_NONBLOCK all the same so a later reader sees a
+  // plain descriptor.
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  if (st_out) *st_out = st;
+  return fd;
+}
+
+bool read_small_file(const FsView& fs, const std::string& view_path, size_t limit,
+                     std::string* out, bool* truncated, std::string* error) {
+  if (truncated) *truncated = false;
+  struct stat st {};
+  int fd = open_regular_file(host_path(fs, view_path), &st, error);
+  if (fd < 0) return false;
   out->clear();
   char buf[65536];
   while (out->size() < limit) {

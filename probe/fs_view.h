@@ -5,6 +5,8 @@
 // nothing outside an image is ever read.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <string>
 #include <vector>
 
@@ -37,10 +39,25 @@ Resolved resolve(const FsView& fs, const std::string& view_path);
 std::vector<std::string> list_dir(const FsView& fs, const std::string& view_dir, size_t limit,
                                   bool* truncated);
 
+// Opens a host path for reading without ever blocking: the path is first opened O_PATH (which
+// opens nothing) and checked with fstat; only a regular file is then opened O_RDONLY |
+// O_NONBLOCK | O_CLOEXEC through that same descriptor, so there is no window between the check
+// and the open. A FIFO, socket or device planted where a file is expected (a plain open() of a
+// FIFO blocks forever; of some devices, has side effects) is refused without being opened.
+// Returns the descriptor of a regular file (the caller closes it; *st, may be null, filled), or
+// -1 with *error (may be null) saying why in words: strerror text, "is a directory", "is a FIFO
+// (named pipe), not a regular file". *errno_out (may be null) is the open errno, 0 otherwise.
+int open_regular_file(const std::string& host_path, struct stat* st, std::string* error,
+                      int* errno_out = nullptr);
+
+// "a FIFO (named pipe)", "a character device", ... for the file type bits of st_mode.
+std::string file_type_name(unsigned mode);
+
 // Reads at most `limit` bytes of a view file. Returns false when it cannot be opened or is not
-// a regular file; sets *truncated (may be null) when the file was longer than `limit`.
+// a regular file (*error, may be null, says which); sets *truncated (may be null) when the file
+// was longer than `limit`.
 bool read_small_file(const FsView& fs, const std::string& view_path, size_t limit,
-                     std::string* out, bool* truncated);
+                     std::string* out, bool* truncated, std::string* error = nullptr);
 
 // Directory part of a path ("/a/b/c" -> "/a/b", "/a" -> "/").
 std::string dir_name(const std::string& path);

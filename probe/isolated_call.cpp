@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <exception>
 
 #include <fmt/format.h>
 
@@ -36,10 +37,22 @@ void write_all(int fd, const std::string& s) {
   }
 }
 
-void kill_child(pid_t pid, int* status) {
+// Exit code of a child whose fn threw; its pipe then carries the exception's text.
+constexpr int kThrewExitCode = 121;
+
+// SIGKILL, then waitpid with a deadline: a process in uninterruptible sleep (a hung NFS mount,
+// a wedged device) does not die until the kernel call returns, and a plain waitpid would block
+// the probe with it. True when the child was reaped.
+bool kill_child(pid_t pid, int* status) {
   ::kill(-pid, SIGKILL);
   ::kill(pid, SIGKILL);
-  ::waitpid(pid, status, 0);
+  const double give_up = monotonic_seconds() + kReapGraceSeconds;
+  while (true) {
+    pid_t w = ::waitpid(pid, status, WNOHANG);
+    if (w == pid || (w < 0 && errno != EINTR)) return w == pid;
+    if (monotonic_seconds() >= give_up) return false;
+    ::usleep(2000);
+  }
 }
 
 }  // namespace
@@ -74,10 +87,22 @@ IsolatedChild start_isolated(const std::function<std::string()>& fn) {
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    std::string out = fn();
+    // An exception must end here: unwinding further would run the parent's frames (its
+    // destructors, its catch blocks, its MPI or test framework) inside this copy of it.
+    int code = 0;
+    std::string out;
+    try {
+      out = fn();
+    } catch (const std::exception& e) {
+      out = e.what();
+      code = kThrewExitCode;
+    } catch (...) {
+      out = "an exception that is not a std::exception";
+      code = kThrewExitCode;
+    }
     write_all(fds[1], out);
     ::close(fds[1]);
-    ::_exit(0);
+    ::_exit(code);
   }
   ::setpgid(pid, pid);  // also from the parent: no race with the child's own call
   ::close(fds[1]);
@@ -93,6 +118,7 @@ IsolatedResult wait_isolated(IsolatedChild* child, double deadline, size_t max_o
     return res;
   }
   const pid_t pid = child->pid;
+  res.pid = pid;
   auto take = [&](const char* buf, ssize_t n) {
     if (res.output.size() < max_output)
       res.output.append(buf, std::min(static_cast<size_t>(n), max_output - res.output.size()));
@@ -136,8 +162,15 @@ IsolatedResult wait_isolated(IsolatedChild* child, double deadline, size_t max_o
   // Whatever the child left behind in its process group goes with it.
   ::kill(-pid, SIGKILL);
   if (!exited) {
-    kill_child(pid, &status);
     res.status = IsolatedStatus::timed_out;
+    if (!kill_child(pid, &status)) {
+      res.reaped = false;
+      res.error = fmt::format(
+          "the child (pid {}) was killed but could not be reaped within {:.1f} s: it is stuck in "
+          "the kernel (uninterruptible sleep, a hung file system or device); the probe went on "
+          "without it",
+          pid, kReapGraceSeconds);
+    }
     return res;
   }
   if (WIFSIGNALED(status)) {
@@ -145,6 +178,10 @@ IsolatedResult wait_isolated(IsolatedChild* child, double deadline, size_t max_o
     res.signal = WTERMSIG(status);
   } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
     res.status = IsolatedStatus::ok;
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) == kThrewExitCode) {
+    res.status = IsolatedStatus::failed;
+    res.error = fmt::format("failed with an exception: {}", res.output);
+    res.output.clear();
   } else {
     res.status = IsolatedStatus::failed;
     res.error = fmt::format("exited with status {}", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
@@ -188,6 +225,9 @@ std::string describe(const IsolatedResult& r, double timeout_seconds) {
   switch (r.status) {
     case IsolatedStatus::ok: return "ok";
     case IsolatedStatus::timed_out:
+      if (!r.reaped)
+        return fmt::format("did not return within {:.1f} s (hung; {})", timeout_seconds,
+                           r.error);
       return fmt::format("did not return within {:.1f} s (hung; the probe killed it)",
                          timeout_seconds);
     case IsolatedStatus::crashed: {

@@ -12,21 +12,32 @@
 namespace denpex {
 
 // ok         the child ran `fn` and exited 0; `output` is what it returned
-// timed_out  no answer within the deadline; the child was killed (SIGKILL)
+// timed_out  no answer within the deadline; the child was killed (SIGKILL). When even that did
+//            not end it within a short grace (a process in uninterruptible sleep, "D" state, on
+//            a hung file system or device) `reaped` is false and `error` says so; the probe goes
+//            on without it rather than block in waitpid
 // crashed    the child died from a signal (`signal` says which) before answering
-// failed     the child exited non-zero, or fork/pipe failed; `error` says which
+// failed     the child exited non-zero, fn threw an exception (caught in the child, never
+//            unwound through the parent's frames), or fork/pipe failed; `error` says which
 enum class IsolatedStatus { ok, timed_out, crashed, failed };
 
 struct IsolatedResult {
   IsolatedStatus status = IsolatedStatus::failed;
   std::string output;
   int signal = 0;
+  bool reaped = true;    // false: killed but still not gone (see timed_out)
+  int pid = -1;          // the child's pid, for messages about a child that could not be reaped
   std::string error;
 };
 
+// Seconds wait_isolated waits for a child to disappear after SIGKILL before reporting that it
+// could not be reaped.
+constexpr double kReapGraceSeconds = 0.5;
+
 // Calls fn() in a child process; its return value (at most `max_output` bytes) comes back as
-// `output`. Waits at most `timeout_seconds`. The child leaves with _exit, never running the
-// parent's atexit handlers or flushing its stdio buffers.
+// `output`. Waits at most `timeout_seconds` (plus kReapGraceSeconds when the child has to be
+// killed). The child leaves with _exit, never running the parent's atexit handlers or flushing
+// its stdio buffers; an exception fn throws is caught there and becomes status failed.
 IsolatedResult run_isolated(const std::function<std::string()>& fn, double timeout_seconds,
                             size_t max_output = 64 * 1024);
 

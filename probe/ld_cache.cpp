@@ -1,10 +1,17 @@
 #include "probe/ld_cache.h"
 
 #include <glob.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <sstream>
+
+#include <fmt/format.h>
+
+#include "probe/fs_view.h"
+#include "probe/text.h"
 
 namespace denpex {
 
@@ -23,6 +30,34 @@ uint32_t u32(const std::string& b, size_t off) {
   uint32_t v;
   std::memcpy(&v, b.data() + off, 4);
   return v;
+}
+
+// The whole of a regular file of at most `limit` bytes, opened without blocking (a FIFO planted
+// at /etc/ld.so.cache must not hang the probe). False with *error when it cannot be read.
+bool read_whole(const std::string& path, size_t limit, std::string* out, std::string* error,
+                int* err) {
+  struct stat st {};
+  int fd = open_regular_file(path, &st, error, err);
+  if (fd < 0) return false;
+  if (static_cast<uint64_t>(st.st_size) > limit) {
+    *error = fmt::format("larger than {} MB", limit >> 20);
+    ::close(fd);
+    return false;
+  }
+  out->clear();
+  char buf[65536];
+  while (out->size() <= limit) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out->append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  if (out->size() > limit) {
+    *error = fmt::format("larger than {} MB", limit >> 20);
+    return false;
+  }
+  return true;
 }
 
 std::string cstr(const std::string& b, size_t off) {
@@ -46,17 +81,14 @@ uint32_t host_cache_flags() {
 
 LdCache read_ld_cache(const std::string& path) {
   LdCache c;
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return c;  // missing
-  std::streamoff size = in.tellg();
-  if (size < 0 || static_cast<size_t>(size) > kMaxCache) {
-    c.status = LdCacheStatus::malformed;
-    c.error = "larger than 64 MB";
+  std::string b;
+  int err = 0;
+  if (!read_whole(path, kMaxCache, &b, &c.error, &err)) {
+    // Absent is normal (an image where ldconfig never ran); anything else is named.
+    c.status = err == ENOENT ? LdCacheStatus::missing : LdCacheStatus::malformed;
+    if (err == ENOENT) c.error.clear();
     return c;
   }
-  std::string b(static_cast<size_t>(size), '\0');
-  in.seekg(0);
-  in.read(&b[0], size);
   size_t base = 0;
   if (b.compare(0, sizeof kOldMagic - 1, kOldMagic) == 0) {
     // Old table first; the new header follows it, aligned to 8 bytes.
@@ -114,9 +146,11 @@ std::string join_root(const std::string& root, const std::string& path) {
 void read_conf(const std::string& root, const std::string& conf_path, int depth,
                std::vector<std::string>* out) {
   if (depth > 8) return;  // include cycles
-  std::ifstream in(join_root(root, conf_path));
-  std::string line;
-  while (std::getline(in, line)) {
+  std::string text, error;
+  int err = 0;
+  // A configuration file is a few hundred bytes; 1 MB is generous.
+  if (!read_whole(join_root(root, conf_path), 1u << 20, &text, &error, &err)) return;
+  for (std::string line : split_lines(text)) {
     auto hash = line.find('#');
     if (hash != std::string::npos) line.resize(hash);
     std::istringstream words(line);

@@ -16,7 +16,8 @@ struct LdCacheEntry {
 
 // ok         parsed
 // missing    no cache file (containers without ldconfig run): not an error for the loader
-// malformed  not a cache this reader understands (magic, bounds); entries is empty
+// malformed  not a cache this reader understands (magic, bounds), or there but unreadable (a
+//            FIFO, a device, permissions); `error` says which; entries is empty
 enum class LdCacheStatus { ok, missing, malformed };
 
 struct LdCache {

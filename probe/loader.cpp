@@ -56,9 +56,11 @@ LoaderEnv make_loader_env(const FsView& fs, const std::string& ld_preload,
                           const std::string& ld_library_path) {
   LoaderEnv env;
   env.fs = fs;
-  env.preload = split_preload(ld_preload);
   env.library_path = split_library_path(ld_library_path);
-  env.cache = read_ld_cache(host_path(fs, "/etc/ld.so.cache"));
+  // In an image /etc/ld.so.cache may be a symlink; it is followed inside the root.
+  Resolved cache = resolve(fs, "/etc/ld.so.cache");
+  env.cache = read_ld_cache(host_path(fs, cache.status == ResolveStatus::ok ? cache.path
+                                                                           : "/etc/ld.so.cache"));
   if (env.cache.status != LdCacheStatus::ok) env.conf_dirs = read_ld_so_conf(fs.root, "/etc/ld.so.conf");
   // ld.so's built-in list on Debian multiarch (`ld.so --help`: "system search path").
   env.system_dirs = {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib", "/usr/lib",
@@ -67,6 +69,20 @@ LoaderEnv make_loader_env(const FsView& fs, const std::string& ld_preload,
   if (fs.root == "/" || fs.root.empty()) {
     char buf[PATH_MAX];
     if (::getcwd(buf, sizeof buf)) env.cwd = buf;
+  }
+  // Preloads last: they are searched with the directories above, and each one sees the ones
+  // before it as already loaded (a second entry naming the first one's soname is that object).
+  for (const std::string& entry : split_preload(ld_preload)) {
+    Preloaded p;
+    p.entry = entry;
+    Resolution r = resolve_library(env, entry, Requester{});
+    if (r.status == LoadStatus::found) {
+      p.found = true;
+      p.path = r.path;
+      p.real_path = r.real_path;
+      p.soname = read_elf(host_path(fs, r.real_path), false).soname;
+    }
+    env.preload.push_back(std::move(p));
   }
   return env;
 }
@@ -149,27 +165,14 @@ Resolution resolve_library(const LoaderEnv& env, const std::string& name,
       res.error = name + ": no such file";
     return res;
   }
-  // A preloaded object whose soname matches satisfies every later request for that name.
+  // A preloaded object answers to its soname and to the name it was preloaded by.
   for (const auto& p : env.preload) {
-    Resolution pre;
-    std::string path = p;
-    if (p.find('/') == std::string::npos) {
-      pre = resolve_library(env, p, Requester{});
-      if (pre.status != LoadStatus::found) continue;
-      path = pre.real_path;
-    } else {
-      Resolved r = resolve(env.fs, p[0] == '/' ? p : join_path(env.cwd, p));
-      if (r.status != ResolveStatus::ok) continue;
-      path = r.path;
-    }
-    ElfInfo elf = read_elf(host_path(env.fs, path), false);
-    if (elf.status == ElfStatus::ok && elf.soname == name) {
-      res.status = LoadStatus::found;
-      res.path = p;
-      res.real_path = path;
-      res.origin = "LD_PRELOAD";
-      return res;
-    }
+    if (!p.found || (p.soname != name && p.entry != name)) continue;
+    res.status = LoadStatus::found;
+    res.path = p.path;
+    res.real_path = p.real_path;
+    res.origin = "LD_PRELOAD";
+    return res;
   }
   std::string origin_dir = requester.path.empty() ? "" : dir_name(requester.path);
   const ElfInfo* rq = requester.elf;

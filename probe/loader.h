@@ -19,9 +19,18 @@
 
 namespace denpex {
 
+// An LD_PRELOAD entry as ld.so maps it at start-up, before any request is resolved.
+struct Preloaded {
+  std::string entry;      // as written in LD_PRELOAD ("libjemalloc.so.2", "/opt/x/libfoo.so")
+  bool found = false;     // false: ld.so says "cannot be preloaded ... ignored" and goes on
+  std::string path;       // view path the loader opened
+  std::string real_path;  // symlinks resolved
+  std::string soname;     // its DT_SONAME, "" when it has none
+};
+
 struct LoaderEnv {
   FsView fs;
-  std::vector<std::string> preload;        // LD_PRELOAD entries, in order
+  std::vector<Preloaded> preload;          // LD_PRELOAD entries, in order, resolved once
   std::vector<std::string> library_path;   // LD_LIBRARY_PATH entries ("" already turned into ".")
   LdCache cache;
   std::vector<std::string> system_dirs;    // ld.so's built-in directories
@@ -32,7 +41,11 @@ struct LoaderEnv {
 
 // Builds the loader environment of this process (live) or of an image (fs.root != "/") from
 // the given variables. In an image LD_PRELOAD/LD_LIBRARY_PATH come from `env` as well (the
-// image's declared environment, if the caller knows it).
+// image's declared environment, if the caller knows it). Each LD_PRELOAD entry is resolved
+// here, once, as ld.so does at start-up: a path is opened as given; a name without '/' is
+// searched like a DT_NEEDED entry of the executable (its RPATH/RUNPATH, which the probe does not
+// know and takes as empty, then LD_LIBRARY_PATH, the cache, the system directories). An entry
+// that is not found is dropped, as ld.so drops it.
 LoaderEnv make_loader_env(const FsView& fs, const std::string& ld_preload,
                           const std::string& ld_library_path);
 
@@ -62,7 +75,10 @@ struct Requester {
   const ElfInfo* elf = nullptr;
 };
 
-// Resolves `name` ("libnccl.so.2", or a path) in the loader's order. Never throws.
+// Resolves `name` ("libnccl.so.2", or a path) in the loader's order. Never throws. A preloaded
+// object answers to its soname, to the LD_PRELOAD entry as written and to its path, before any
+// directory is searched (glibc _dl_map_object: objects already loaded match first), so a
+// preloaded libnccl.so.2 wins even over PyTorch's RPATH.
 Resolution resolve_library(const LoaderEnv& env, const std::string& name,
                            const Requester& requester);
 

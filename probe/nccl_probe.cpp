@@ -67,7 +67,9 @@ NcclInfo inspect_nccl(const ProbeContext& ctx, const Resolution& res,
   const std::string host = host_path(ctx.loader.fs, n.path);
   read_nccl_literal(host, &n.static_version, &n.cuda_build);
 
-  TrustCheck trust = check_trusted(host, ctx.running_as_root);
+  // Under --root nothing is loaded: the tree's host path is no trust question (issue 11).
+  TrustCheck trust =
+      check_trusted_with_needed(ctx.loader, n.path, ctx.running_as_root && ctx.allow_load);
   if (!ctx.allow_load || !trust.trusted) {
     if (!trust.trusted && untrusted)
       untrusted->push_back(fmt::format("{} ({})", n.path, trust.reason));

@@ -14,6 +14,7 @@ namespace denpex {
 //   not found                -> missing (or unloadable when only other-machine files were seen)
 //   loader would stop        -> unloadable, error = the loader's reason in plain words
 //   as root, untrusted file  -> not_loaded, version from the literal; path appended to *untrusted
+//   (the file, or a library it needs: trust.h check_trusted_with_needed)
 //   --root                   -> not_loaded, version from the literal
 //   child crashed/hung       -> unloadable, error says which
 //   no ncclGetVersion        -> unloadable

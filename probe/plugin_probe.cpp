@@ -75,6 +75,14 @@ PluginInfo probe_plugin(const ProbeContext& ctx, PluginKind kind, const std::str
     }
     p.path = res.real_path;
     ElfInfo elf = read_elf(host_path(ctx.loader.fs, res.real_path), true);
+    if (!elf.dynsyms_read) {
+      // Not "exports no symbol": nothing is known about what it exports.
+      p.status = PluginStatus::error;
+      p.error = fmt::format("cannot read the dynamic symbols of {}: {}", p.path,
+                            elf.status != ElfStatus::ok ? to_string(elf.status)
+                                                        : elf.dynsyms_error);
+      return p;
+    }
     std::vector<std::string> names;
     for (const auto& s : elf.dynsyms)
       if (s.defined) names.push_back(s.name);

@@ -4,6 +4,7 @@
 
 #include "probe/candidates.h"
 #include "probe/cuda_driver_probe.h"
+#include "probe/loader_check.h"
 #include "probe/nccl_probe.h"
 #include "probe/plugin_probe.h"
 #include "probe/python_env.h"
@@ -36,6 +37,10 @@ std::string value_of(const std::map<std::string, std::string>& env, const char* 
 }  // namespace
 
 RankRecord probe_rank(const ProbeOptions& o) {
+  auto step = [&o](const char* what) {
+    if (o.on_step) o.on_step(what);
+  };
+  step("reading the loader configuration (LD_PRELOAD, /etc/ld.so.cache)");
   const bool image = !(o.root.empty() || o.root == "/");
   ProbeContext ctx;
   ctx.env = o.env;
@@ -63,16 +68,29 @@ RankRecord probe_rank(const ProbeOptions& o) {
     r.probe_errors.push_back(fmt::format("{}: {}", host_path(fs, "/etc/ld.so.cache"),
                                          ctx.loader.cache.error));
 
+  step("the NCCL the loader resolves (libnccl.so.2)");
   r.system_nccl = probe_system_nccl(ctx, &r.untrusted_libraries);
+  step("PyTorch (site-packages, torch/version.py, libtorch_cuda.so)");
   std::vector<SitePackagesDir> sites = find_site_packages(ctx);
   TorchProbe tp = probe_torch(ctx, sites, &r.untrusted_libraries);
   r.torch = tp.torch;
   r.abi = tp.abi;
   // PyTorch present: the NCCL that matters is the one libtorch_cuda.so gets.
   r.nccl = tp.has_nccl ? tp.effective : r.system_nccl;
+  step("other NCCL libraries on the node");
   r.nccl_candidates = find_nccl_candidates(
       ctx, sites, tp.effective.method == "static" ? tp.effective : NcclInfo{});
+  step("the CUDA driver (libcuda.so.1, the kernel module)");
   r.cuda_driver = probe_cuda_driver(ctx, &r.untrusted_libraries);
+  // The emulation checked against the real loader for what was loaded live (issue 11 item 6).
+  if (loader_check_possible(ctx)) {
+    step("checking the loader emulation against ld.so");
+    if (r.system_nccl.status == NcclStatus::ok)
+      r.loader_checks.push_back(check_against_loader(ctx, "libnccl.so.2"));
+    if (r.cuda_driver.status == DriverStatus::ok || r.cuda_driver.status == DriverStatus::stub)
+      r.loader_checks.push_back(check_against_loader(ctx, "libcuda.so.1"));
+  }
+  step("NCCL plugins and settings (NCCL_*, nccl.conf)");
   const std::string nccl_path =
       r.nccl.method == "dlopen" && !r.nccl.path.empty() ? r.nccl.path : "";
   r.net_plugin = probe_plugin(ctx, PluginKind::net, nccl_path);

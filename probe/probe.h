@@ -3,6 +3,7 @@
 // isolated children never share a process with an MPI transport.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -24,6 +25,9 @@ struct ProbeOptions {
   // Where the kernel module's version is read; tests point these at fixtures.
   std::vector<std::string> kernel_version_files = {"/sys/module/nvidia/version",
                                                    "/proc/driver/nvidia/version"};
+  // Called as each step begins ("PyTorch", "the CUDA driver"), so a watchdog that has to cut
+  // the probe off can say where it was stuck. May be empty.
+  std::function<void(const char* step)> on_step;
 };
 
 // Probes and returns the record (rank = 0; the caller sets the rank). Never throws: every

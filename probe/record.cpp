@@ -123,12 +123,21 @@ json body_json(const RankRecord& r) {
 
   json abi = json::array();
   for (const auto& a : r.abi) {
-    abi.push_back({{"consumer", a.consumer},
-                   {"library", a.library},
-                   {"imported", a.imported},
-                   {"missing", a.missing}});
+    json one = {{"consumer", a.consumer},
+                {"library", a.library},
+                {"imported", a.imported},
+                {"missing", a.missing}};
+    put(one, "error", a.error);
+    abi.push_back(std::move(one));
   }
   j["abi"] = abi;
+  json checks = json::array();
+  for (const auto& c : r.loader_checks) {
+    json one = {{"name", c.name}, {"emulated", c.emulated}, {"loaded", c.loaded}};
+    put(one, "error", c.error);
+    checks.push_back(std::move(one));
+  }
+  j["loader_checks"] = checks;
 
   json d = {{"status", to_string(r.cuda_driver.status)}};
   put(d, "cuda_version", r.cuda_driver.cuda_version);
@@ -297,8 +306,13 @@ bool record_from_json(const json& j, RankRecord* out, std::string* error) {
     if (j.contains("abi")) {
       for (const auto& a : j.at("abi")) {
         r.abi.push_back({str(a, "consumer"), str(a, "library"), string_list(a, "imported"),
-                         string_list(a, "missing")});
+                         string_list(a, "missing"), str(a, "error")});
       }
+    }
+    if (j.contains("loader_checks") && j.at("loader_checks").is_array()) {
+      for (const auto& c : j.at("loader_checks"))
+        r.loader_checks.push_back(
+            {str(c, "name"), str(c, "emulated"), str(c, "loaded"), str(c, "error")});
     }
     if (j.contains("cuda_driver") && j.at("cuda_driver").is_object()) {
       const json& d = j.at("cuda_driver");

@@ -73,6 +73,20 @@ struct AbiCheck {
   std::string library;                        // the libnccl it would bind to
   std::vector<std::string> imported;          // nccl* symbols the consumer needs (sorted)
   std::vector<std::string> missing;           // of those, not exported by `library` (sorted)
+  // "" when the check was made. Otherwise why it could not be (a dynamic symbol table that
+  // cannot be read): `imported`/`missing` are then empty, and nothing is known either way.
+  std::string error;
+};
+
+// The probe checking its loader emulation against the real loader (issue 11 item 6): for a
+// library loaded live, the file the emulation named and the file ld.so really mapped for the
+// same name in the same environment. They differ when the real loader follows a rule the
+// emulation lacks; the record then names the emulated one, and the finding names both.
+struct LoaderCheck {
+  std::string name;       // what was asked for: "libnccl.so.2"
+  std::string emulated;   // real path the emulation resolved
+  std::string loaded;     // real path the loader mapped ("" when it mapped nothing)
+  std::string error;      // dlerror() when the real loader failed, "" otherwise
 };
 
 // cuda_driver.status per the contract: ok, missing, stub (CUDA_ERROR_STUB_LIBRARY = 34, or the
@@ -136,6 +150,7 @@ struct RankRecord {
   std::map<std::string, std::string> nccl_env;     // NCCL_* from the environment
   std::map<std::string, std::string> nccl_conf;    // NCCL_* from /etc/nccl.conf, ~/.nccl.conf
   std::vector<std::string> untrusted_libraries;    // read statically, not loaded (as root)
+  std::vector<LoaderCheck> loader_checks;          // emulation vs the real loader (live only)
   std::vector<std::string> probe_errors;           // steps that failed or timed out, with reason
 };
 

@@ -98,8 +98,21 @@ AbiCheck check_abi(const std::string& consumer, const ElfInfo& consumer_elf,
   AbiCheck a;
   a.consumer = consumer;
   a.library = library;
+  // Issue 11 item 7: a symbol table that cannot be read says nothing about what is exported;
+  // counting every import as missing made a false nccl-abi-mismatch.
+  if (!consumer_elf.dynsyms_read) {
+    a.error = fmt::format("cannot read the dynamic symbols of {}: {}", consumer,
+                          consumer_elf.dynsyms_error);
+    return a;
+  }
   a.imported = nccl_imports(consumer_elf);
   ElfInfo lib = read_elf(library_host, true);
+  if (lib.status != ElfStatus::ok || !lib.dynsyms_read) {
+    a.error = fmt::format("cannot read the dynamic symbols of {}: {}", library,
+                          lib.status != ElfStatus::ok ? to_string(lib.status) : lib.dynsyms_error);
+    a.imported.clear();
+    return a;
+  }
   std::set<std::string> exported;
   for (const auto& s : lib.dynsyms)
     if (s.defined) exported.insert(s.name);
@@ -127,9 +140,11 @@ TorchProbe probe_torch(const ProbeContext& ctx, const std::vector<SitePackagesDi
   t.path = join_path(site->path, "torch");
   std::string text;
   bool truncated = false;
-  if (!read_small_file(fs, join_path(t.path, "version.py"), kMaxVersionPy, &text, &truncated)) {
+  std::string why;
+  if (!read_small_file(fs, join_path(t.path, "version.py"), kMaxVersionPy, &text, &truncated,
+                       &why)) {
     t.status = TorchStatus::error;
-    t.error = fmt::format("{}/version.py cannot be read", t.path);
+    t.error = fmt::format("{}/version.py cannot be read: {}", t.path, why);
     return out;
   }
   if (truncated) {

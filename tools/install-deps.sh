@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what denpex-probe needs to build, run and be tested on Debian 12 (as root):
-# the toolchain, Open MPI, nlohmann_json, fmt, CLI11, Catch2 (v2), jq/bc for the end-to-end
-# tests, file (CPack's DEB generator needs it), Slurm and munge for the prolog test, help2man for
-# the man page, clang for fuzzing.
+# the toolchain, Open MPI and MPICH (the two MPI ABIs the transport plugins are built for;
+# Open MPI stays the default `mpicc`/`mpirun` alternative), nlohmann_json, fmt, CLI11, Catch2
+# (v2), jq/bc for the end-to-end tests, file (CPack's DEB generator needs it), Slurm and munge for
+# the prolog test, help2man for the man page, clang for fuzzing.
 # CUDA and NCCL are not installed here: the probe opens whatever the node has at run time.
 set -euo pipefail
 if [ "$(id -u)" != 0 ]; then
@@ -13,7 +14,7 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends \
   build-essential cmake ninja-build pkg-config \
-  libopenmpi-dev openmpi-bin nlohmann-json3-dev libfmt-dev libcli11-dev catch2 \
+  libopenmpi-dev openmpi-bin mpich libmpich-dev nlohmann-json3-dev libfmt-dev libcli11-dev catch2 \
   jq bc time procps util-linux file \
   slurm-wlm munge help2man \
   clang libclang-rt-14-dev \

@@ -188,5 +188,13 @@ TEST_CASE("names of datatypes and ops") {
   CHECK(datatype_name(42) == "datatype 42");
   CHECK(redop_name(4) == "avg");
   CHECK(parse_coll_kind("ReduceScatter") == CollKind::reduce_scatter);
-  CHECK(parse_coll_kind("AlltoAll") == CollKind::unknown);
+  CHECK(parse_coll_kind("AlltoAll") == CollKind::all_to_all);  // NCCL 2.28's, recorded since trace v2
+  CHECK(parse_coll_kind("Scatter") == CollKind::scatter);
+  CHECK(parse_coll_kind("AllToAllv") == CollKind::unknown);
+  CollectiveCall g;
+  g.kind = CollKind::gather;
+  g.count = 4;
+  g.datatype = 7;
+  g.root = 2;
+  CHECK(describe(g) == "Gather(count=4, float32, root=2)");
 }

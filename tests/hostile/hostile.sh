@@ -6,11 +6,16 @@
 #
 # Every case asserts the exit code, the status in the JSON report, the finding code, a message
 # in plain words, and that the run ended within --timeout + 2 s. Trees are built under
-# SCRATCH_DIR (inside the build directory, never /tmp: as root, /tmp is writable by every user,
-# so everything in it is untrusted and would never be loaded).
+# SCRATCH_DIR, a directory in the build tree; SCRATCH_DIR "@tmp" builds them in a fresh
+# directory under /tmp instead (issue 11: the root-as-prolog cases run from both, since /tmp is
+# writable by every user but sticky, and a root-owned entry there cannot be replaced).
 # Exit 0 pass, 1 fail, 77 skipped (something the case needs is absent: the reason is printed).
 set -u
 case_name=$1 probe=$2 standins=$3 scratch=$4
+if [ "$scratch" = @tmp ]; then
+  scratch=$(mktemp -d /tmp/denpex-hostile.XXXXXX) || exit 1
+  trap 'chmod -R u+rwX "$scratch" 2>/dev/null; rm -rf "$scratch"' EXIT
+fi
 
 W=$scratch/$case_name
 rm -rf "$W"
@@ -131,6 +136,17 @@ make_root() {
   R=$W/root
   mkdir -p "$R/usr/lib/x86_64-linux-gnu" "$R/etc" "$R/usr/local/lib/python3.11/dist-packages"
   chmod -R 755 "$R"
+}
+
+# torch_site DIR TORCH_VARIANT WHEEL_NCCL_VARIANT: a site-packages in DIR with torch 2.5.1+cu124
+# (libtorch_cuda.so from the stand-in, DT_RPATH to the wheel) and the nvidia-nccl wheel.
+torch_site() {
+  site=$1
+  mkdir -p "$site/torch/lib" "$site/nvidia/nccl/lib"
+  printf "__version__ = '2.5.1+cu124'\ncuda: Optional[str] = '12.4'\n" >"$site/torch/version.py"
+  cp "$standins/$2/libtorch_cuda.so" "$site/torch/lib/"
+  cp -L "$standins/$3/libnccl.so.2" "$site/nvidia/nccl/lib/libnccl.so.2"
+  chmod -R a+rX "$site"
 }
 
 case "$case_name" in
@@ -301,6 +317,9 @@ site_packages_flood)
   # 2,000 more libnccl.so.N that each point at themselves.
   (cd "$site/nvidia/nccl/lib" && seq -f 'libnccl.so.%g' 3 2000 | xargs ln -s -t .)
   nccl_in_lib nccl-2.21.5
+  # Alone, the probe now runs under the --timeout deadline (issue 11); the candidate scan of
+  # this tree takes seconds on a loaded machine, so give it room: the point is that it ends.
+  T=15 BOUND=17
   run_json --site-packages "$site"
   expect_bounded
   [ "$rc" -le 1 ] || bad "exit $rc"
@@ -336,8 +355,16 @@ baseline_*|compare_*|collectives_*)
       printf '{"schema":"denpex.trace.v1","host":"node1","pid":7,"rank":0}\n{"ev":"call","comm":"00000000000000aa","rank":0,"nranks":2,"seq":0,"op":"AllRed' >"$f"
       words="no NCCL collective calls" ;;
     collectives:schema)
-      printf '{"schema":"denpex.trace.v2","host":"node1","pid":7,"rank":0}\n{"ev":"call","comm":"aa","rank":0,"nranks":2,"seq":0,"op":"AllReduce","count":1,"dtype":7,"redop":0}\n' >"$f"
-      words="not a denpex.trace.v1 header" ;;
+      printf '{"schema":"denpex.trace.v3","host":"node1","pid":7,"rank":0}\n{"ev":"call","comm":"aa","rank":0,"nranks":2,"seq":0,"op":"AllReduce","count":1,"dtype":7,"redop":0}\n' >"$f"
+      words="not a denpex.trace.v1 or denpex.trace.v2 header" ;;
+    collectives:v2_short)
+      # A v2 header followed by JSON lines (or a ring file cut by a full disk before its control block).
+      printf '{"schema":"denpex.trace.v2","host":"node1","pid":7,"rank":0,"slots":1024}\n{"ev":"call","comm":"aa"}\n' >"$f"
+      words="ends before its control block" ;;
+    collectives:v2_forged)
+      # A v2 header and 8 KiB of zeros: no control block written by the recorder.
+      { printf '{"schema":"denpex.trace.v2","host":"node1","pid":7,"rank":0,"slots":1024}\n'; head -c 9000 /dev/zero; } >"$f"
+      words="control block does not match its header" ;;
     collectives:deep)
       { printf '{"schema":"denpex.trace.v1","host":"node1","pid":7,"rank":0}\n'; head -c 100000 /dev/zero | tr '\0' '['; printf '\n'; } >"$f"
       words="no NCCL collective calls" ;;
@@ -366,14 +393,15 @@ root_untrusted_dir)
   # A world-writable directory on LD_LIBRARY_PATH holding an NCCL and a driver whose constructors
   # would write the marker: as root they are read, never loaded, and their versions still count.
   [ "$(id -u)" -eq 0 ] || skip "needs root (the probe only distrusts files when it runs as root)"
+  # 0777 without the sticky bit: any user can replace these files (issue 11: a sticky directory
+  # such as /tmp is another case, root_sticky_dir).
   mkdir -p "$W/ww"
-  chmod 1777 "$W/ww"
   cp -L "$standins/hostile-nccl-marker/libnccl.so.2" "$W/ww/libnccl.so.2.26.2"
   ln -s libnccl.so.2.26.2 "$W/ww/libnccl.so.2"
   cp -L "$standins/hostile-cuda-marker/libcuda.so.1" "$W/ww/libcuda.so.550.54.15"
   ln -s libcuda.so.550.54.15 "$W/ww/libcuda.so.1"
   chmod 755 "$W/ww"/lib*.so.*.*
-  chmod 1777 "$W/ww"
+  chmod 0777 "$W/ww"
   LDP=$W/ww
   run_json
   expect_bounded
@@ -420,6 +448,14 @@ root_tree_never_loaded)
   expect_rc 0
   expect_status nccl not-loaded
   expect_json '.ranks[0].nccl.version == "2.26.2"' "NCCL version not read statically" '.ranks[0].nccl'
+  # Issue 11: nothing is loaded under --root, so where the tree lies on the host (under /tmp, in
+  # the .under_tmp variant) is no trust question.
+  expect_json '[.findings[] | select(.code == "probe-untrusted-library")] | length == 0' \
+    "probe-untrusted-library for a tree that is never loaded" '.findings[]'
+  # The only warning is the driver's minor version compatibility (the stand-in NCCL is +cuda12.8,
+  # driver 550.54.15 supports 12.4): nothing about trust or loading.
+  expect_json '[.findings[].code] == ["cuda-driver-minor-compat"]' \
+    "findings other than cuda-driver-minor-compat for a tree that is never loaded" '.findings[]'
   # Hostile libraries in the tree are read, not run: a constructor that crashes or hangs does not matter.
   cp -L "$standins/nccl-ctor-hang/libnccl.so.2" "$R/usr/lib/x86_64-linux-gnu/libnccl.so.2.26.2"
   run_json --root "$R"
@@ -427,6 +463,237 @@ root_tree_never_loaded)
   expect_rc 0
   expect_status nccl not-loaded
   show "marker absent; nccl $(jqr '.ranks[0].nccl.status') $(jqr '.ranks[0].nccl.version')"
+  ;;
+
+root_sticky_dir)
+  # Issue 11: a directory writable by every user but sticky (like /tmp, /var/tmp): another user
+  # can add files there but cannot rename or remove root's. Root-owned libraries in it are
+  # loaded as root; a file another user owns there is still not.
+  [ "$(id -u)" -eq 0 ] || skip "needs root"
+  mkdir -p "$W/sticky"
+  cp -L "$standins/nccl-2.21.5/libnccl.so.2" "$W/sticky/libnccl.so.2.21.5"
+  ln -s libnccl.so.2.21.5 "$W/sticky/libnccl.so.2"
+  chmod 755 "$W/sticky/libnccl.so.2.21.5"
+  chmod 1777 "$W/sticky"
+  LDP=$W/sticky
+  run_json
+  expect_bounded
+  expect_rc 0
+  expect_status nccl ok
+  expect_json '.ranks[0].nccl.method == "dlopen" and .ranks[0].nccl.version == "2.21.5"' \
+    "the NCCL in a sticky directory was not loaded" '.ranks[0].nccl'
+  expect_json '[.findings[] | select(.code == "probe-untrusted-library")] | length == 0' \
+    "a root-owned library in a sticky directory was called untrusted" '.findings[]'
+  chown 65534:65534 "$W/sticky/libnccl.so.2.21.5" || skip "cannot chown to uid 65534"
+  run_json
+  expect_bounded
+  expect_status nccl not-loaded
+  expect_finding probe-untrusted-library warning "owned by uid 65534"
+  show "$(jqr '.findings[] | select(.code == "probe-untrusted-library") | .message')"
+  ;;
+
+root_needed_untrusted)
+  # Issue 11: as root, what a trusted NCCL itself needs (DT_NEEDED) is checked too. This NCCL
+  # sits in a root-owned 0755 directory; the libdenpex-dep.so.1 it needs is found in a directory
+  # every user can write, and its constructor would write the marker.
+  [ "$(id -u)" -eq 0 ] || skip "needs root"
+  nccl_in_lib nccl-needs-dep
+  mkdir -p "$W/ww"
+  cp -L "$standins/hostile-dep/libdenpex-dep.so.1" "$W/ww/libdenpex-dep.so.1"
+  chmod 755 "$W/ww/libdenpex-dep.so.1"
+  chmod 0777 "$W/ww"
+  LDP=$W/lib:$W/ww
+  run_json
+  expect_bounded
+  [ -e "$W/marker" ] && bad "the marker exists: a library needed by the NCCL was loaded from a world-writable directory as root"
+  expect_rc 0
+  expect_status nccl not-loaded
+  expect_json '.ranks[0].nccl.version == "2.21.5"' "NCCL version not read statically" '.ranks[0].nccl'
+  expect_finding probe-untrusted-library warning "needs $W/ww/libdenpex-dep.so.1"
+  # The same helper in a root-owned directory: the NCCL is loaded, and the helper with it.
+  chmod 0755 "$W/ww"
+  run_json
+  expect_bounded
+  expect_status nccl ok
+  [ -e "$W/marker" ] || bad "the marker is absent: the trusted NCCL and its helper were not loaded"
+  show "$(jqr '.findings[] | select(.code == "probe-untrusted-library") | .message')"
+  ;;
+
+# ---- The loader (issue 11 items 1, 6, 7) -----------------------------------------------------
+preload_by_soname)
+  # Jobs preload allocators by soname (LD_PRELOAD=libjemalloc.so.2). The probe used to recurse
+  # on such an entry until it died (SIGSEGV, exit 139).
+  nccl_in_lib nccl-2.21.5
+  good_driver
+  # verify_asan_link_order=0: see watchdog_alone (the sanitizer build).
+  EXTRA_ENV=(LD_PRELOAD=libm.so.6 ASAN_OPTIONS=verify_asan_link_order=0)
+  run_json
+  expect_rc 0
+  expect_bounded
+  expect_status nccl ok
+  # A stand-in NCCL preloaded by soname (found on LD_LIBRARY_PATH) beats PyTorch's DT_RPATH to
+  # its wheel NCCL, exactly as in ld.so: a preloaded object answers every later request for
+  # its soname.
+  torch_site "$W/site" torch-dyn nccl-2.27.3
+  EXTRA_ENV=(LD_PRELOAD=libnccl.so.2 ASAN_OPTIONS=verify_asan_link_order=0)
+  run_json --site-packages "$W/site"
+  EXTRA_ENV=()
+  expect_bounded
+  expect_json '.ranks[0].nccl.origin == "LD_PRELOAD" and .ranks[0].nccl.version == "2.21.5"' \
+    "the preloaded NCCL did not win over torch's RPATH" '.ranks[0].nccl'
+  expect_json '.ranks[0].torch.nccl.version == "2.21.5" and .ranks[0].torch.bundled_nccl.version == "2.27.3"' \
+    "torch.nccl is not the preloaded one" '.ranks[0].torch'
+  # Without the preload the wheel wins (its RPATH comes before LD_LIBRARY_PATH).
+  run_json --site-packages "$W/site"
+  expect_json '.ranks[0].nccl.version == "2.27.3" and .ranks[0].nccl.origin == "torch-rpath"' \
+    "without LD_PRELOAD the wheel NCCL should win" '.ranks[0].nccl'
+  show "LD_PRELOAD=libnccl.so.2: nccl $(jqr '.ranks[0].nccl.version') via $(jqr '.ranks[0].nccl.origin')"
+  ;;
+
+loader_check_agree|loader_check_hwcaps)
+  # The probe asks the real loader for libnccl.so.2 in a child and compares with its emulation.
+  # glibc (2.33+) also searches glibc-hwcaps/x86-64-v2 (v3, v4) below every LD_LIBRARY_PATH
+  # directory first; the emulation does not, so a copy there is one it gets wrong, and says so.
+  # As root the check is not made (the loader might map a file no one trust-checked), so the
+  # probe runs as nobody here.
+  nccl_in_lib nccl-2.21.5
+  chmod 0777 "$W"   # the report is written by nobody
+  if [ "$case_name" = loader_check_hwcaps ]; then
+    mkdir -p "$W/lib/glibc-hwcaps/x86-64-v2"
+    cp -L "$standins/nccl-2.27.3/libnccl.so.2" "$W/lib/glibc-hwcaps/x86-64-v2/libnccl.so.2"
+    chmod -R a+rX "$W/lib"
+  fi
+  as=()
+  if [ "$(id -u)" -eq 0 ]; then
+    command -v setpriv >/dev/null || skip "setpriv is needed to run the probe as nobody"
+    as=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+  fi
+  t0=$(date +%s%N)
+  timeout -k 2 $((BOUND + 20)) "${as[@]}" env -i HOME="$W/home" PATH="$W/emptybin" LD_LIBRARY_PATH="$LDP" \
+    "$probe" --timeout "$T" --json "$W/report.json" >"$W/out" 2>"$W/err"
+  rc=$?
+  secs=$(awk -v a="$t0" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
+  expect_bounded
+  expect_json '.ranks[0].loader_checks[0].name == "libnccl.so.2"' "no loader check made" '.ranks[0]'
+  if [ "$case_name" = loader_check_agree ]; then
+    expect_rc 0
+    expect_json ".ranks[0].loader_checks[0].loaded == \"$W/lib/libnccl.so.2\" and .ranks[0].loader_checks[0].emulated == .ranks[0].loader_checks[0].loaded" \
+      "the loader and the emulation should agree" '.ranks[0].loader_checks'
+    expect_json '[.findings[] | select(.code == "probe-loader-disagreement")] | length == 0' \
+      "a disagreement where there is none" '.findings[]'
+  else
+    if ! grep -q 'x86-64-v2 (supported' <(/lib64/ld-linux-x86-64.so.2 --help 2>/dev/null); then
+      skip "this loader does not list glibc-hwcaps x86-64-v2 as supported"
+    fi
+    expect_rc 0
+    expect_finding probe-loader-disagreement warning "gets $W/lib/glibc-hwcaps/x86-64-v2/libnccl.so.2 from the dynamic loader for libnccl.so.2"
+    expect_finding probe-loader-disagreement warning "emulation named $W/lib/libnccl.so.2"
+  fi
+  show "$(jqr '.ranks[0].loader_checks[0] | "emulated \(.emulated), loaded \(.loaded)"')"
+  ;;
+
+abi_unreadable)
+  # A wheel NCCL whose section headers were stripped (the loader needs none, so it loads and
+  # works): its dynamic symbol table cannot be located. Every import used to count as missing,
+  # a false nccl-abi-mismatch error; now the check says it could not be made.
+  torch_site "$W/site" torch-dyn-reg nccl-2.27.3
+  LDP=$W/lib
+  # Intact, this NCCL exports every nccl* symbol this torch imports: no ABI finding at all.
+  run_json --site-packages "$W/site"
+  expect_json '[.findings[] | select(.code | startswith("nccl-abi"))] | length == 0' \
+    "the intact wheel NCCL should pass the ABI check" '.findings[]'
+  f=$W/site/nvidia/nccl/lib/libnccl.so.2
+  # e_shoff (offset 40, 8 bytes), e_shnum (60, 2) and e_shstrndx (62, 2) to zero.
+  dd if=/dev/zero of="$f" bs=1 seek=40 count=8 conv=notrunc status=none
+  dd if=/dev/zero of="$f" bs=1 seek=60 count=4 conv=notrunc status=none
+  run_json --site-packages "$W/site"
+  expect_bounded
+  expect_rc 0
+  expect_status nccl ok
+  expect_json '[.findings[] | select(.code == "nccl-abi-mismatch")] | length == 0' \
+    "an unreadable symbol table was judged an ABI mismatch" '.findings[]'
+  expect_finding nccl-abi-unchecked warning "it has no section headers"
+  expect_json '.ranks[0].abi[0].error != null and (.ranks[0].abi[0].missing | length) == 0' \
+    "the record's abi entry should carry the error, not missing symbols" '.ranks[0].abi'
+  show "$(jqr '.findings[] | select(.code == "nccl-abi-unchecked") | .message')"
+  ;;
+
+# ---- Special files and hung file systems (issue 11 item 3) -------------------------------------
+fifo_ld_cache_root|fifo_nccl_root|fifo_torch_version_root|fifo_nccl_live)
+  # A FIFO where a file is expected: opening it for reading blocks until a writer comes, which
+  # held the probe (and validate-image) forever. Now it is opened non-blocking and refused.
+  make_root
+  lib=$R/usr/lib/x86_64-linux-gnu
+  cp -L "$standins/nccl-2.21.5/libnccl.so.2" "$lib/libnccl.so.2.21.5"
+  ln -s libnccl.so.2.21.5 "$lib/libnccl.so.2"
+  site=$R/usr/local/lib/python3.11/dist-packages
+  mkdir -p "$site/torch"
+  printf "__version__ = '2.5.1+cu124'\ncuda: Optional[str] = '12.4'\n" >"$site/torch/version.py"
+  args=(--root "$R")
+  case "$case_name" in
+    fifo_ld_cache_root)
+      mkfifo "$R/etc/ld.so.cache"
+      run_json "${args[@]}"
+      expect_rc 0
+      expect_status nccl not-loaded
+      expect_finding probe-error warning "/etc/ld.so.cache: is a FIFO (named pipe), not a regular file"
+      msg=$(jqr '.findings[] | select(.code == "probe-error") | .message') ;;
+    fifo_nccl_root)
+      rm "$lib/libnccl.so.2"
+      mkfifo "$lib/libnccl.so.2"
+      run_json "${args[@]}"
+      expect_rc 1
+      expect_status nccl unloadable
+      expect_finding nccl-unloadable error "/usr/lib/x86_64-linux-gnu/libnccl.so.2: is a FIFO (named pipe), not a regular file"
+      msg=$(nccl_message) ;;
+    fifo_torch_version_root)
+      rm "$site/torch/version.py"
+      mkfifo "$site/torch/version.py"
+      run_json "${args[@]}"
+      expect_rc 0
+      expect_status torch error
+      expect_finding torch-unreadable warning "version.py cannot be read: is a FIFO (named pipe), not a regular file"
+      msg=$(jqr '.findings[] | select(.code == "torch-unreadable") | .message') ;;
+    fifo_nccl_live)
+      mkfifo "$W/lib/libnccl.so.2"
+      LDP=$W/lib
+      run_json
+      expect_rc 1
+      expect_status nccl unloadable
+      expect_finding nccl-unloadable error "$W/lib/libnccl.so.2: is a FIFO (named pipe), not a regular file"
+      msg=$(nccl_message) ;;
+  esac
+  expect_bounded
+  show "$msg"
+  ;;
+
+watchdog_alone|watchdog_root)
+  # A file system on which opening torch/version.py never returns (the hang-open fault
+  # injector, preloaded into the probe). Alone and under --root the run now ends at --timeout
+  # like an MPI rank does: rank-timeout naming the step, exit 1, the report still written.
+  site=$W/site-packages
+  mkdir -p "$site/torch"
+  printf "__version__ = '2.5.1+cu124'\n" >"$site/torch/version.py"
+  nccl_in_lib nccl-2.21.5
+  # verify_asan_link_order=0: in the sanitizer build (tests/sanitize.sh) a preload ahead of the
+  # ASan runtime is otherwise refused; ignored by the ordinary build.
+  EXTRA_ENV=(LD_PRELOAD="$standins/hang-open/libdenpex-hang-open.so" DENPEX_HANG_OPEN=torch/version.py
+             ASAN_OPTIONS=verify_asan_link_order=0)
+  if [ "$case_name" = watchdog_root ]; then
+    make_root
+    mkdir -p "$R/usr/local/lib/python3.11/dist-packages/torch"
+    cp "$site/torch/version.py" "$R/usr/local/lib/python3.11/dist-packages/torch/version.py"
+    run_json --root "$R"
+  else
+    run_json --site-packages "$site"
+  fi
+  EXTRA_ENV=()
+  expect_rc 1
+  expect_bounded
+  expect_finding rank-timeout error "did not finish within --timeout $T.0 s"
+  expect_finding rank-timeout error "stuck in: PyTorch"
+  grep -q "did not finish within --timeout" "$W/err" || bad "no line on stderr says the probe timed out"
+  show "$(jqr '.findings[] | select(.code == "rank-timeout") | .message')"
   ;;
 
 *)

@@ -90,4 +90,19 @@ mpi "$SCRATCH/pid" 0 -np 2 sh -c 'echo $$ >"$0/pid.$OMPI_COMM_WORLD_RANK"; exec 
 for r in 0 1; do
   jq_is "$SCRATCH/rank-$r.json" .pid "$(cat "$SCRATCH/pid.$r")"
 done
+
+echo "== issue 11: a rank hung, and the representative of another NCCL whose own --timeout ends"
+echo "   first: it waits for rank 0's deadline, so both rank-timeout and nccl-version-mismatch"
+mpi "$SCRATCH/hang_minority" 1 -np 2 "$PROBE" --timeout 8 --json "$SCRATCH/hang_minority.json" : \
+  -np 1 -x LD_LIBRARY_PATH="$STANDINS/nccl-ctor-hang" "$PROBE" --timeout 120 : \
+  -np 1 -x LD_LIBRARY_PATH="$STANDINS/nccl-2.27.3" "$PROBE" --timeout 4
+jq_is "$SCRATCH/hang_minority.json" '[.findings[] | select(.severity=="error") | "\(.code) \(.ranks|join(","))"] | sort | join(";")' \
+  "nccl-version-mismatch 3;rank-timeout 2"
+
+echo "== the same with the representative's --timeout equal to rank 0's (the usual command line)"
+mpi "$SCRATCH/hang_minority_eq" 1 -np 2 "$PROBE" --timeout 6 --json "$SCRATCH/hang_minority_eq.json" : \
+  -np 1 -x LD_LIBRARY_PATH="$STANDINS/nccl-ctor-hang" "$PROBE" --timeout 120 : \
+  -np 1 -x LD_LIBRARY_PATH="$STANDINS/nccl-2.27.3" "$PROBE" --timeout 6
+jq_is "$SCRATCH/hang_minority_eq.json" '[.findings[] | select(.severity=="error") | "\(.code) \(.ranks|join(","))"] | sort | join(";")' \
+  "nccl-version-mismatch 3;rank-timeout 2"
 echo PASS

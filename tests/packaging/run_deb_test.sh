@@ -1,6 +1,7 @@
 #!/bin/bash
 # The Debian package builds (cpack -G DEB from the build tree) and holds what operators need:
-# the probe, the prolog, validate-image, the trace library, the man page, the examples; the
+# the probe, its MPI transport plugins, the prolog, validate-image, the trace library, the man
+# page, the examples; no MPI among its dependencies; the
 # packaged probe runs (`--version`) from the unpacked package.
 #
 # usage: run_deb_test.sh BUILD_DIR WORKDIR VERSION
@@ -33,12 +34,19 @@ grep -q '^/usr/share/doc/denpex-probe/examples/' "$work/contents" || fail "$deb 
 [ "$(dpkg-deb -f "$deb" Package)" = denpex-probe ] || fail "Package field is not denpex-probe"
 [ "$(dpkg-deb -f "$deb" Version)" = "$version" ] || fail "Version field is not $version"
 dpkg-deb -f "$deb" Depends | grep -q 'jq' || fail "Depends lacks jq: $(dpkg-deb -f "$deb" Depends)"
-dpkg-deb -f "$deb" Depends | grep -q 'libopenmpi' || fail "Depends lacks Open MPI (shlibdeps): $(dpkg-deb -f "$deb" Depends)"
+# MPI is loaded, not linked (issue 15): the package needs no MPI; the plugins for both ABIs
+# are in /usr/lib/denpex/, where the probe finds them from /usr/bin.
+! dpkg-deb -f "$deb" Depends | grep -q 'libopenmpi\|libmpich' || fail "Depends names an MPI: $(dpkg-deb -f "$deb" Depends)"
+for p in denpex-mpi-open-mpi.so denpex-mpi-mpich.so; do
+  grep -qx "/usr/lib/denpex/$p" "$work/contents" || fail "$deb does not contain /usr/lib/denpex/$p"
+done
 
 dpkg-deb -x "$deb" "$work/root"
 got=$("$work/root/usr/bin/denpex-probe" --version)
 [ "$got" = "denpex-probe $version" ] || fail "packaged denpex-probe --version says '$got'"
 [ -x "$work/root/usr/sbin/denpex-prolog" ] || fail "packaged prolog is not executable"
+! readelf -d "$work/root/usr/bin/denpex-probe" | grep NEEDED | grep -q libmpi ||
+  fail "the packaged denpex-probe links an MPI library"
 "$work/root/usr/bin/denpex-validate-image" --help | grep -q '^usage: validate-image' ||
   fail "packaged denpex-validate-image --help does not print its usage"
 echo "ok: $(basename "$deb"), $(wc -l <"$work/contents") entries"

@@ -2,6 +2,8 @@
 
 #include <elf.h>
 
+#include <sys/stat.h>
+
 #include <fstream>
 
 #include "probe/elf_file.h"
@@ -83,4 +85,40 @@ TEST_CASE("find_strings finds the version literal in .rodata") {
   // Not an ELF at all: nothing is searched.
   blob.replace(0, 4, "junk");
   CHECK(find_strings(s.write("junk", blob), "NCCL version ").empty());
+}
+
+// Issue 11 item 3: read_elf used stat() then open(); a FIFO is now refused by the open itself.
+TEST_CASE("read_elf and find_strings refuse a FIFO without blocking") {
+  Scratch s;
+  std::string fifo = s.path("libnccl.so.2");
+  REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
+  ElfInfo e = read_elf(fifo, true);
+  CHECK(e.status == ElfStatus::not_file);
+  CHECK(e.error == "is a FIFO (named pipe), not a regular file");
+  CHECK(find_strings(fifo, "NCCL version ").empty());
+}
+
+// Issue 11 item 7: a symbol table that cannot be read is said to be unreadable, so nothing
+// counts its (absent) symbols as missing.
+TEST_CASE("a library without section headers loads but its dynamic symbols cannot be read") {
+  Scratch s;
+  std::string lib = s.copy(standin("nccl-2.27.3/libnccl.so.2.27.3"), "libnccl.so.2");
+  ElfInfo intact = read_elf(lib, true);
+  REQUIRE(intact.status == ElfStatus::ok);
+  CHECK(intact.dynsyms_read);
+  CHECK(intact.dynsyms_error.empty());
+  {
+    std::fstream f(lib, std::ios::in | std::ios::out | std::ios::binary);
+    const char zeros[8] = {};
+    f.seekp(40);  // e_shoff
+    f.write(zeros, 8);
+    f.seekp(60);  // e_shnum, e_shstrndx
+    f.write(zeros, 4);
+  }
+  ElfInfo stripped = read_elf(lib, true);
+  REQUIRE(stripped.status == ElfStatus::ok);
+  CHECK(stripped.soname == "libnccl.so.2");  // the dynamic section is still found
+  CHECK_FALSE(stripped.dynsyms_read);
+  CHECK(stripped.dynsyms.empty());
+  CHECK(stripped.dynsyms_error.find("no section headers") != std::string::npos);
 }

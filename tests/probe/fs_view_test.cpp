@@ -1,5 +1,13 @@
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <thread>
+
 #include "probe/fs_view.h"
 #include "scratch.h"
 
@@ -36,4 +44,58 @@ TEST_CASE("read_small_file is bounded and refuses non-files") {
   CHECK_FALSE(read_small_file(FsView{}, s.dir(), 100, &out, nullptr));
   REQUIRE(::mkfifo(s.path("fifo").c_str(), 0600) == 0);
   CHECK_FALSE(read_small_file(FsView{}, s.path("fifo"), 100, &out, nullptr));
+}
+
+// Issue 11 item 3: a FIFO where a file is expected blocked open() (and the probe with it) until
+// a writer came. Every probe read goes through open_regular_file now.
+TEST_CASE("special files are refused without blocking, naming what they are") {
+  Scratch s;
+  std::string fifo = s.path("version.py");
+  REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
+  std::string error;
+  CHECK(open_regular_file(fifo, nullptr, &error) == -1);
+  CHECK(error == "is a FIFO (named pipe), not a regular file");
+  std::string text;
+  CHECK_FALSE(read_small_file(FsView{s.dir()}, "/version.py", 4096, &text, nullptr, &error));
+  CHECK(error == "is a FIFO (named pipe), not a regular file");
+  CHECK(open_regular_file(s.dir(), nullptr, &error) == -1);
+  CHECK(error == "is a directory");
+  CHECK(open_regular_file("/dev/null", nullptr, &error) == -1);
+  CHECK(error == "is a character device, not a regular file");
+  int err = 0;
+  CHECK(open_regular_file(s.path("absent"), nullptr, &error, &err) == -1);
+  CHECK(err == ENOENT);
+  s.write("real.txt", "hello");
+  struct stat st {};
+  int fd = open_regular_file(s.path("real.txt"), &st, &error);
+  REQUIRE(fd >= 0);
+  CHECK(st.st_size == 5);
+  ::close(fd);
+}
+
+// Refused without being opened at all: a writer blocked in open(O_WRONLY) on a FIFO is released
+// by any reader's open; open_regular_file must not be that reader (nor, for a device, trigger
+// whatever its open() does).
+TEST_CASE("a FIFO is refused without being opened") {
+  Scratch s;
+  std::string fifo = s.path("libnccl.so.2");
+  REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
+  std::atomic<bool> writer_opened{false};
+  std::thread writer([&] {
+    int w = ::open(fifo.c_str(), O_WRONLY | O_CLOEXEC);  // blocks until a reader opens
+    writer_opened = true;
+    if (w >= 0) ::close(w);
+  });
+  std::string error;
+  for (int i = 0; i < 20; ++i) {
+    CHECK(open_regular_file(fifo, nullptr, &error) == -1);
+    ::usleep(5000);
+  }
+  CHECK(error == "is a FIFO (named pipe), not a regular file");
+  CHECK_FALSE(writer_opened.load());
+  // Release the writer.
+  int r = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  writer.join();
+  if (r >= 0) ::close(r);
+  CHECK(writer_opened.load());
 }

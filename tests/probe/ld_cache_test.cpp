@@ -1,5 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+
+#include <filesystem>
+
 #include "probe/ld_cache.h"
 #include "scratch.h"
 
@@ -35,4 +39,21 @@ TEST_CASE("ld.so.conf include globs are followed inside a root") {
   s.write("etc/ld.so.conf.d/x.conf", "/opt/nccl/lib\n");
   auto dirs = read_ld_so_conf(s.dir(), "/etc/ld.so.conf");
   CHECK(dirs == std::vector<std::string>{"/opt/nccl/lib", "/opt/a"});
+}
+
+// Issue 11 item 3: a FIFO at /etc/ld.so.cache used to block std::ifstream's open forever.
+TEST_CASE("a FIFO in place of the cache is reported, not waited on") {
+  Scratch s;
+  std::string fifo = s.path("ld.so.cache");
+  REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
+  LdCache c = read_ld_cache(fifo);
+  CHECK(c.status == LdCacheStatus::malformed);
+  CHECK(c.error == "is a FIFO (named pipe), not a regular file");
+  CHECK(read_ld_cache(s.path("absent")).status == LdCacheStatus::missing);
+  s.write("etc/ld.so.conf", "include ld.so.conf.d/*.conf\n");
+  std::string d = s.path("etc/ld.so.conf.d");
+  std::filesystem::create_directories(d);
+  REQUIRE(::mkfifo((d + "/x.conf").c_str(), 0644) == 0);
+  s.write("etc/ld.so.conf.d/y.conf", "/opt/y/lib\n");
+  CHECK(read_ld_so_conf(s.dir(), "/etc/ld.so.conf") == std::vector<std::string>{"/opt/y/lib"});
 }

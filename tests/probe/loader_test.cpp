@@ -87,6 +87,47 @@ TEST_CASE("LD_PRELOAD of a library with the soname wins over everything") {
   CHECK(r.real_path == s.path("pre/libnccl.so.2.8.4"));
 }
 
+// Issue 11 item 1: an LD_PRELOAD entry without a slash (jobs preload libjemalloc.so.2 this way)
+// made resolve_library recurse on itself until the stack ran out (SIGSEGV).
+TEST_CASE("an LD_PRELOAD entry given by soname is searched once, like a NEEDED entry") {
+  LoaderEnv env = make_loader_env(FsView{}, "libm.so.6", "");
+  REQUIRE(env.preload.size() == 1);
+  CHECK(env.preload[0].found);
+  CHECK(env.preload[0].soname == "libm.so.6");
+  Resolution r = resolve_library(env, "libm.so.6", Requester{});
+  REQUIRE(r.status == LoadStatus::found);
+  CHECK(r.origin == "LD_PRELOAD");
+  // The real loader maps the same file for that name.
+  CHECK(r.real_path == loaded_by_dlopen("libm.so.6"));
+  // An entry that names nothing is dropped (ld.so: "cannot be preloaded ... ignored").
+  LoaderEnv none = make_loader_env(FsView{}, "libdenpex-no-such.so.9 libm.so.6", "");
+  REQUIRE(none.preload.size() == 2);
+  CHECK_FALSE(none.preload[0].found);
+  CHECK(resolve_library(none, "libdenpex-no-such.so.9", Requester{}).status ==
+        LoadStatus::not_found);
+  CHECK(resolve_library(none, "libm.so.6", Requester{}).origin == "LD_PRELOAD");
+}
+
+TEST_CASE("an NCCL preloaded by soname wins over PyTorch's RPATH") {
+  Scratch s;
+  s.install_nccl("nccl-2.21.5", "llp");
+  s.install_nccl("nccl-2.27.3", "wheel/nvidia/nccl/lib");
+  s.copy(standin("torch-dyn/libtorch_cuda.so"), "wheel/torch/lib/libtorch_cuda.so");
+  std::string torch = s.path("wheel/torch/lib/libtorch_cuda.so");
+  ElfInfo elf = read_elf(torch, false);
+
+  LoaderEnv plain = make_loader_env(FsView{}, "", s.path("llp"));
+  CHECK(resolve_library(plain, "libnccl.so.2", Requester{torch, &elf}).origin == "rpath");
+
+  LoaderEnv env = make_loader_env(FsView{}, "libnccl.so.2", s.path("llp"));
+  REQUIRE(env.preload.size() == 1);
+  CHECK(env.preload[0].soname == "libnccl.so.2");
+  Resolution r = resolve_library(env, "libnccl.so.2", Requester{torch, &elf});
+  REQUIRE(r.status == LoadStatus::found);
+  CHECK(r.origin == "LD_PRELOAD");
+  CHECK(r.real_path == s.path("llp/libnccl.so.2.21.5"));
+}
+
 TEST_CASE("a library for another machine is skipped, a corrupt one stops the search") {
   Scratch s;
   std::string arm = s.copy(standin("nccl-2.21.5/libnccl.so.2.21.5"), "arm/libnccl.so.2");

@@ -6,6 +6,8 @@
 #   (a) the node matches its pinned baseline: `srun -N1 true` runs, the prolog spools the record;
 #   (c) `srun --mpi=pmix -n 3 denpex-probe` (pmi2 if pmix is not offered) prints the 3-rank
 #       cluster report;
+#   (d) `srun --mpi=none -n 4 denpex-probe` exits 2 (no task judges itself alone); with
+#       --rank-report every task writes its record and `compare` judges the 4 together;
 #   (b) the baseline pinned to another NCCL version: the job does not start and the node is
 #       drained with the reason visible in `sinfo -R`.
 # (b) runs last because it leaves the node drained.
@@ -234,6 +236,43 @@ echo "$out" | grep -q '^denpex-probe: PASS .*(3 ranks on 1 host)' ||
 [ "$(echo "$out" | grep -c '^denpex-probe: PASS')" = 1 ] || fail "(c) the report was printed more than once"
 echo "ok (c): srun --mpi=$mpi_used -n 3 printed the 3-rank report"
 echo "MPI_PLUGIN_USED=$mpi_used"
+
+# --- (d) issue 11: srun -n 4 without an MPI plugin ------------------------------------------
+note "(d) srun --mpi=none -n 4 denpex-probe: no task may judge itself alone"
+set +e
+out=$(timeout 120 srun --mpi=none -N1 -n 4 --overcommit --time=3 "$probe" --timeout 20 --color never 2>&1)
+rc=$?
+set -e
+echo "$out" | head -n 4
+[ "$rc" = 2 ] || fail "(d) srun --mpi=none -n 4 exited $rc, expected 2"
+! echo "$out" | grep -q "PASS" || fail "(d) a task printed PASS"
+[ "$(echo "$out" | grep -c 'was started without an MPI launcher.*srun --mpi=pmix')" = 4 ] ||
+  fail "(d) not every task said it was started without an MPI launcher"
+note "(d) the explicit per-task use: --rank-report on every task, then compare"
+mkdir -p "$T/tasks"
+set +e
+out=$(timeout 120 srun --mpi=none -N1 -n 4 --overcommit --time=3 "$probe" --timeout 20 \
+      --rank-report "$T/tasks/%h-%r.json" 2>&1)
+rc=$?
+set -e
+echo "$out" | head -n 4
+[ "$rc" = 0 ] || fail "(d) per-task srun exited $rc, expected 0"
+! echo "$out" | grep -q "PASS" || fail "(d) a per-task run claimed a pass"
+[ "$(echo "$out" | grep -c 'record written to .*not judged alone')" = 4 ] ||
+  fail "(d) not every task said it wrote its record and judged nothing"
+[ "$(ls "$T/tasks" | wc -l)" = 4 ] || fail "(d) expected 4 records, got: $(ls "$T/tasks")"
+for r in 0 1 2 3; do
+  grep -q "\"rank\": $r," "$T/tasks/$(hostname)-$r.json" || fail "(d) record of task $r does not carry rank $r"
+done
+out=$(timeout 60 "$probe" compare --color never "$T/tasks" 2>&1) || fail "(d) compare of the task records exited $?: $out"
+echo "$out" | grep -q "(4 ranks on 1 host)" || fail "(d) compare did not judge 4 ranks: $out"
+note "(d) a one-task step still runs alone"
+set +e
+out=$(timeout 90 srun -N1 -n 1 --time=2 "$probe" --timeout 20 --color never 2>&1)
+rc=$?
+set -e
+echo "$out" | grep -q "(1 rank on 1 host)" || fail "(d) srun -n 1 did not run alone (exit $rc): $out"
+echo "ok (d): srun -n 4 without MPI exits 2; --rank-report per task + compare judges 4 ranks"
 
 # --- (b) a baseline pinned to another NCCL version ------------------------------------------
 note "(b) srun -N1 true against a baseline pinned to NCCL 2.27.3"

@@ -1,0 +1,62 @@
+// Initiating versus collateral: which rank's failure started it, which only followed, and
+// whether the launcher's "first observed failure" is right. Pure logic over the events the
+// readers found; unit-tested without files.
+//
+// Rules (issue 10 item 5):
+//  - a rank whose installation differs from the others (an NCCL version, plugin or ABI finding
+//    from compare/'s rules) initiates: the NCCL errors every rank then raises follow from it;
+//  - otherwise a rank with its own error (an exception from its code, out of memory, a CUDA/NCCL error)
+//    initiates; among several, the earliest by timestamp, then the most specific (OOM and
+//    library errors before generic exceptions), then the first in the input;
+//  - without any own error, a rank that never reached the collective the others time out in
+//    (desync report, flight recorder, a rank whose collective sequence diverged) initiates;
+//  - ranks that time out, are aborted or are killed by their launcher are collateral;
+//  - the launcher's claim (torchrun "Root Cause (first observed failure)") is compared with it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "diagnose/events.h"
+
+namespace denpex::diag {
+
+struct Party {
+  std::vector<int> ranks;          // sorted, no duplicates
+  std::vector<std::string> hosts;  // sorted, no duplicates
+  std::vector<std::string> procs;  // processes whose rank is unknown ("node01:1234")
+  std::string what;
+  When when;
+  std::string hint;                // OOM: the allocator setting the message suggests
+  Failure::Kind kind = Failure::Kind::own_error;
+  std::vector<Evidence> evidence;  // at most a few
+};
+
+// A collective divergence found by the analyser, as a candidate initiator.
+struct Divergence {
+  std::vector<int> ranks;
+  std::vector<std::string> hosts;
+  std::vector<std::string> procs;  // processes whose rank is unknown
+  std::string what;
+  std::vector<Evidence> evidence;
+};
+
+struct BlameResult {
+  bool found = false;              // an initiating party was identified
+  Party initiating;
+  std::vector<Party> collateral;   // one per way of failing
+  bool have_claim = false;
+  Party claim;                     // the launcher's root cause
+  bool claim_wrong = false;        // the claim names a rank that did not initiate
+  std::string claim_note;          // one sentence when wrong
+};
+
+// Never fails; no failures and no divergence gives found == false.
+BlameResult assign_blame(const std::vector<Failure>& failures, const std::vector<LauncherEntry>& launcher,
+                         const std::vector<Divergence>& divergences,
+                         const std::vector<Divergence>& environment = {});
+
+// "rank 6 on node02", "ranks 0-3 on node01", "process node01:1234".
+std::string party_subject(const Party& p);
+
+}  // namespace denpex::diag

@@ -1,0 +1,720 @@
+#include "diagnose/diagnosis.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "compare/collectives.h"
+#include "compare/fold.h"
+#include "diagnose/facts_judge.h"
+
+namespace denpex::diag {
+
+namespace {
+
+using nlohmann::json;
+
+const char* kCollectiveVerify =
+    "TORCH_DISTRIBUTED_DEBUG=DETAIL TORCH_NCCL_TRACE_BUFFER_SIZE=2000 TORCH_NCCL_DUMP_ON_TIMEOUT=1 "
+    "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL LD_PRELOAD=libdenpex-trace.so DENPEX_TRACE_DIR=./traces "
+    "<your launch command>; then denpex-probe collectives ./traces";
+const char* kCollectiveFix =
+    "make every rank issue the same collectives in the same order with the same sizes on this process group: look "
+    "for a rank-dependent branch, a skipped backward or unused parameter, uneven batches or data-dependent shapes "
+    "before this step";
+
+}  // namespace
+
+// The gate on the hosts the finding names (mpirun; the srun form works the same way).
+std::string gate_verify(const std::vector<std::string>& hosts) {
+  if (hosts.empty()) return "srun --mpi=pmix --ntasks-per-node=1 denpex-probe   (or mpirun --map-by ppr:1:node denpex-probe) on the job's nodes";
+  return fmt::format("mpirun -np {} -H {} --map-by ppr:1:node denpex-probe   (or srun --mpi=pmix -w {} --ntasks-per-node=1 denpex-probe)",
+                     hosts.size(), fmt::join(hosts, ","), fmt::join(hosts, ","));
+}
+
+namespace {
+
+std::string list_ranks(std::vector<int> r) {
+  std::sort(r.begin(), r.end());
+  r.erase(std::unique(r.begin(), r.end()), r.end());
+  return rank_ranges(r);
+}
+
+void replace_all(std::string* s, const std::string& from, const std::string& to) {
+  size_t at = 0;
+  while ((at = s->find(from, at)) != std::string::npos) {
+    s->replace(at, from.size(), to);
+    at += to.size();
+  }
+}
+
+// ---- collective calls from COLL lines ------------------------------------------------------
+
+void coll_findings(const LogReader& r, std::vector<DxFinding>* out, std::vector<Divergence>* div) {
+  const CollResult& c = r.coll;
+  if (c.sequences.empty()) return;
+  std::vector<Finding> found = analyse_sequences(c.sequences);
+  // Stand-in ranks -> process names, per communicator.
+  std::map<std::string, std::vector<std::pair<int, std::string>>> names;
+  std::map<std::pair<std::string, int>, const CommSequence*> by_rank;
+  for (const auto& s : c.sequences) {
+    by_rank[{s.comm, s.global_rank >= 0 ? s.global_rank : s.rank}] = &s;
+    if (s.rank >= kSyntheticRank && s.global_rank < 0)
+      names[s.comm].emplace_back(s.rank, s.pid >= 0 ? fmt::format("{}:{}", s.host, s.pid) : s.host);
+  }
+  for (auto& f : found) {
+    bool synthetic = c.synthetic.count(f.comm) > 0;
+    if (f.code == "collective-ranks-absent" && synthetic) continue;  // ranks unknown: said by the note below
+    // The analyser counts positions among what it was given; the communicator's own position
+    // (NCCL's opCount) is what a person finds in the log.
+    auto pm = c.positions.find(f.comm);
+    long long idx = f.seq;
+    if (pm != c.positions.end() && idx >= 0 && static_cast<size_t>(idx) < pm->second.size() && f.code != "collective-ranks-absent") {
+      long long pos = pm->second[static_cast<size_t>(idx)];
+      replace_all(&f.message, fmt::format("step {} of", idx), fmt::format("opCount {:x} (position {}) of", pos, pos));
+      replace_all(&f.message, fmt::format("sequence ends after {} collectives", idx), "its calls end before it");
+      f.seq = pos;
+    }
+    DxFinding d;
+    // Evidence: the blamed ranks' call lines at that position, then one of the others'.
+    auto add_call = [&](const CommSequence* s) {
+      if (s == nullptr || d.evidence.size() >= 3) return;
+      std::vector<const CollectiveCall*> coll;
+      for (const auto& call : s->calls)
+        if (call.kind != CollKind::send && call.kind != CollKind::recv) coll.push_back(&call);
+      const CollectiveCall* at = static_cast<size_t>(idx) < coll.size() ? coll[static_cast<size_t>(idx)] : (coll.empty() ? nullptr : coll.back());
+      if (at == nullptr || at->trace_seq < 0) return;
+      int fi = decoded_file(at->trace_seq);
+      d.evidence.push_back(Evidence{static_cast<size_t>(fi) < r.files.size() ? r.files[static_cast<size_t>(fi)] : "", decoded_line(at->trace_seq), ""});
+    };
+    for (int rk : f.ranks) add_call(by_rank.count({f.comm, rk}) ? by_rank[{f.comm, rk}] : nullptr);
+    for (const auto& kv : by_rank)
+      if (kv.first.first == f.comm && std::find(f.ranks.begin(), f.ranks.end(), kv.first.second) == f.ranks.end()) {
+        add_call(kv.second);
+        break;
+      }
+    if (names.count(f.comm)) name_synthetic(&f, names[f.comm]);
+    d.verify = kCollectiveVerify;
+    if (f.severity == Severity::error && (!f.ranks.empty() || !f.hosts.empty()))
+      div->push_back(Divergence{f.ranks, f.hosts, {}, f.message, d.evidence});
+    d.f = std::move(f);
+    out->push_back(std::move(d));
+  }
+}
+
+// ---- PyTorch watchdog records and DETAIL fingerprints ---------------------------------------
+
+struct WatchSummary {
+  std::string inconclusive;  // set when records exist but cannot be compared
+  std::string agree;         // set when every rank shown reports the same work
+};
+
+WatchSummary watch_findings(const LogReader& r, std::vector<DxFinding>* out, std::vector<Divergence>* div) {
+  WatchSummary sum;
+  // A record without a group takes the group of the same process's record for the same work
+  // ("[Rank 0] Watchdog caught ... SeqNum=1580" and "[PG 1 Rank 0] ... at work: 1580").
+  std::map<std::pair<std::string, long long>, std::string> group_of;
+  for (const auto& w : r.watch)
+    if (!w.group.empty() && !w.fingerprint) group_of[{w.who.proc, w.seq}] = w.group;
+  struct Key {
+    std::string group;
+    int rank;
+    bool operator<(const Key& o) const { return std::tie(group, rank) < std::tie(o.group, o.rank); }
+  };
+  std::map<Key, WatchdogState> states;
+  std::map<Key, const WatchRecord*> first_record;
+  std::map<int, std::set<long long>> ungrouped_seqs;  // rank -> SeqNums, old format
+  std::map<int, std::string> ungrouped_op;
+  for (const auto& w : r.watch) {
+    std::string g = w.group;
+    if (g.empty()) {
+      auto it = group_of.find({w.who.proc, w.seq});
+      if (it != group_of.end()) g = it->second;
+    }
+    int rank = w.who.rank >= 0 ? w.who.rank : w.group_rank;
+    if (g.empty()) {
+      if (w.seq >= 0) ungrouped_seqs[rank].insert(w.seq);
+      ungrouped_op[rank] = w.op;
+      g = "(no process group printed)";
+    }
+    if (w.fingerprint) g = fmt::format("{} SequenceNumber {}", w.group, w.seq);
+    Key k{g, rank};
+    WatchdogState& s = states[k];
+    if (!first_record.count(k)) first_record[k] = &w;
+    s.group = g;
+    s.rank = w.group_rank >= 0 ? w.group_rank : rank;
+    s.global_rank = w.who.rank;
+    s.host = w.who.host;
+    s.source = w.evidence.file;
+    // The lowest work a rank is stuck at is the one that matters.
+    if (w.seq >= 0 && (s.seq < 0 || w.seq < s.seq)) {
+      s.seq = w.seq;
+      if (!w.op.empty()) s.op_type = w.op;
+      s.numel_in = w.numel_in;
+      s.numel_out = w.numel_out;
+    } else if (w.seq == s.seq && s.op_type.empty()) {
+      s.op_type = w.op;
+      if (s.numel_in < 0) s.numel_in = w.numel_in, s.numel_out = w.numel_out;
+    }
+    if (w.last_enqueued >= 0) s.last_enqueued = w.last_enqueued;
+    if (w.last_completed >= 0) s.last_completed = w.last_completed;
+  }
+  if (states.empty()) return sum;
+
+  // Old-format records of one rank at several SeqNums, or ranks at different SeqNums with no
+  // group to tell whether they share one: nothing can be compared.
+  bool several = false;
+  std::set<long long> all_seqs;
+  for (const auto& kv : ungrouped_seqs) {
+    if (kv.second.size() > 1) several = true;
+    all_seqs.insert(kv.second.begin(), kv.second.end());
+  }
+  if (!ungrouped_seqs.empty() && (several || all_seqs.size() > 1)) {
+    std::vector<std::string> parts;
+    for (const auto& kv : ungrouped_seqs)
+      parts.push_back(fmt::format("rank {}: {}", kv.first, fmt::join(kv.second, ", ")));
+    sum.inconclusive = fmt::format(
+        "the watchdog lines carry no process group and report different SeqNums ({}), which belong to different "
+        "process groups and cannot be compared: rerun with PyTorch 2.2 or later (process group in every line) or with "
+        "TORCH_DISTRIBUTED_DEBUG=DETAIL, and pass every rank's log",
+        fmt::join(parts, "; "));
+  }
+
+  // Compare only what every rank of a group printed: a rank known from its "last enqueued" line
+  // alone has no OpType or size, which is not a different OpType or size.
+  std::set<std::string> partial;
+  for (const auto& kv : states)
+    if (kv.second.op_type.empty() || kv.second.numel_in < 0) partial.insert(kv.first.group);
+  for (auto& kv : states)
+    if (partial.count(kv.first.group)) {
+      kv.second.op_type.clear();
+      kv.second.numel_in = kv.second.numel_out = -1;
+    }
+  std::vector<WatchdogState> list;
+  std::map<std::string, std::vector<int>> members;
+  for (const auto& kv : states) {
+    if (kv.first.group == "(no process group printed)" && !sum.inconclusive.empty()) continue;
+    list.push_back(kv.second);
+    members[kv.first.group].push_back(kv.first.rank);
+  }
+  std::vector<Finding> found = analyse_watchdog(list);
+  // A tie names every side in its own finding; as a candidate initiator they are one party.
+  std::map<std::pair<std::string, long long>, Divergence> tied;
+  for (auto& f : found) {
+    DxFinding d;
+    for (const auto& kv : first_record)
+      if (kv.first.group == f.comm && d.evidence.size() < 4) d.evidence.push_back(kv.second->evidence);
+    bool fp = f.comm.find("TORCH_DISTRIBUTED_DEBUG") != std::string::npos;
+    if (fp) {
+      f.message = fmt::format("TORCH_DISTRIBUTED_DEBUG=DETAIL caught ranks calling different collectives at "
+                              "SequenceNumber {}: {}",
+                              f.seq, f.message);
+      f.comm = "TORCH_DISTRIBUTED_DEBUG=DETAIL";
+    }
+    f.fix = kCollectiveFix;
+    d.verify = kCollectiveVerify;
+    if (f.severity == Severity::error) {
+      Divergence& dv = tied[{f.comm, f.seq}];
+      dv.ranks.insert(dv.ranks.end(), f.ranks.begin(), f.ranks.end());
+      dv.hosts.insert(dv.hosts.end(), f.hosts.begin(), f.hosts.end());
+      if (dv.what.empty()) dv.what = f.message;
+      if (dv.evidence.empty()) dv.evidence = d.evidence;
+    }
+    d.f = std::move(f);
+    out->push_back(std::move(d));
+  }
+  for (auto& kv : tied) div->push_back(std::move(kv.second));
+
+  // Several groups, one rank each: no same-group comparison is possible.
+  if (sum.inconclusive.empty() && found.empty()) {
+    bool singletons = members.size() > 1;
+    for (const auto& kv : members)
+      if (kv.second.size() > 1 || kv.first.find("TORCH_DISTRIBUTED_DEBUG") != std::string::npos) singletons = false;
+    if (singletons) {
+      std::vector<std::string> parts;
+      for (const auto& kv : states)
+        parts.push_back(fmt::format("rank {} in {} at work {}", kv.second.global_rank >= 0 ? kv.second.global_rank : kv.first.rank,
+                                    kv.first.group, kv.second.seq));
+      sum.inconclusive = fmt::format(
+          "each rank in the input is in a different process group ({}), so no two ranks of one group can be "
+          "compared: add the logs of the other ranks of these groups, or rerun with TORCH_NCCL_DESYNC_DEBUG=1 "
+          "TORCH_NCCL_TRACE_BUFFER_SIZE=2000 (Flight Recorder)",
+          fmt::join(parts, "; "));
+    } else if (found.empty()) {
+      // All ranks shown agree on the work they wait for.
+      std::vector<int> ranks;
+      std::string what;
+      for (const auto& kv : states) {
+        if (kv.first.group.find("TORCH_DISTRIBUTED_DEBUG") != std::string::npos) continue;
+        ranks.push_back(kv.second.global_rank >= 0 ? kv.second.global_rank : kv.first.rank);
+      }
+      for (const auto& w : r.watch)
+        if (!w.fingerprint && what.empty() && w.seq >= 0 && !w.op.empty())
+          what = fmt::format("{} (SeqNum {})", w.op, w.seq);
+      if (!ranks.empty()) sum.agree = fmt::format("ranks {} all wait in {}", list_ranks(ranks), what.empty() ? "the same work" : what);
+    }
+  }
+  return sum;
+}
+
+// ---- verdicts printed by other analysers ----------------------------------------------------
+
+void reported_findings(const LogReader& r, std::vector<DxFinding>* out, std::vector<Divergence>* div,
+                       std::vector<Failure>* failures, std::string* warn_note) {
+  std::map<Reported::Kind, std::vector<const Reported*>> nccl;
+  for (const auto& rep : r.reported) {
+    DxFinding d;
+    Finding& f = d.f;
+    d.evidence.push_back(rep.evidence);
+    f.comm = rep.group;
+    f.seq = rep.seq;
+    switch (rep.kind) {
+      case Reported::Kind::fr_missing_ranks:
+        f.code = "collective-missing";
+        f.ranks = rep.ranks;
+        f.expected = fmt::format("all {} ranks in {}", rep.world > 0 ? std::to_string(rep.world) : std::string("expected"), rep.op);
+        f.found = fmt::format("ranks {} absent", list_ranks(rep.ranks));
+        f.message = fmt::format("ranks {} did not join {} sequence number {} of process group {}{} (Flight Recorder analysis); "
+                                "the other ranks waited for them",
+                                list_ranks(rep.ranks), rep.op.empty() ? "the collective" : rep.op, rep.seq,
+                                rep.group.empty() ? "?" : rep.group, rep.world > 0 ? fmt::format(", world size {}", rep.world) : "");
+        f.fix = "find why these ranks did not reach this collective: a rank-dependent branch, an exception or a hang on "
+                "those ranks before it (their stack traces in the Flight Recorder dump show where they were)";
+        break;
+      case Reported::Kind::fr_errors: {
+        bool size = rep.detail.find("SIZE") != std::string::npos || rep.detail.find("size") != std::string::npos;
+        f.code = size ? "collective-args-mismatch" : "collective-mismatch";
+        f.ranks = rep.ranks;
+        f.expected = rep.detail;
+        f.found = rep.ranks.empty() ? "culprit ranks not in the input" : fmt::format("ranks {}", list_ranks(rep.ranks));
+        f.message = fmt::format("the Flight Recorder analysis reports errors at collective {} ({}, process group {}{}{}){}",
+                                rep.seq, rep.op.empty() ? "?" : rep.op, rep.group.empty() ? "?" : rep.group,
+                                rep.world > 0 ? fmt::format(", world size {}", rep.world) : "",
+                                rep.detail.empty() ? "" : ", expected " + rep.detail,
+                                rep.ranks.empty() ? "; the lines naming the culprit ranks (\"Culprit rank R; Error type: ...\") are not in the input"
+                                                  : fmt::format("; culprit ranks {}", list_ranks(rep.ranks)));
+        f.fix = kCollectiveFix;
+        break;
+      }
+      case Reported::Kind::ras_counts: {
+        // NCCL's own count of the operations each rank launched: the ranks it lists one by one
+        // are the outliers; those behind the others never launched what the others wait in.
+        std::vector<int> behind, ahead;
+        for (size_t i = 0; i < rep.ranks.size(); ++i) {
+          bool below = rep.majority_count >= 0 ? rep.counts[i] < rep.majority_count : false;
+          (below ? behind : ahead).push_back(rep.ranks[i]);
+        }
+        if (rep.ranks.empty()) {
+          nccl[rep.kind].push_back(&rep);
+          continue;
+        }
+        f.code = behind.empty() ? "collective-mismatch" : "collective-missing";
+        f.ranks = behind.empty() ? ahead : behind;
+        f.seq = rep.majority_count;
+        f.comm = rep.op;
+        f.expected = rep.majority_count >= 0 ? fmt::format("{} operations launched ({} ranks)", rep.majority_count, rep.majority_ranks) : "";
+        f.found = fmt::format("ranks {}", list_ranks(f.ranks));
+        f.message = fmt::format("NCCL RAS reports different {} operation counts: ranks {} {} the {} ranks that launched up to "
+                                "operation {}",
+                                rep.op, list_ranks(f.ranks), behind.empty() ? "are ahead of" : "are behind",
+                                rep.majority_ranks, rep.majority_count);
+        f.fix = kCollectiveFix;
+        break;
+      }
+      case Reported::Kind::nccl_mismatch:
+      case Reported::Kind::net_mismatch:
+        nccl[rep.kind].push_back(&rep);
+        continue;
+      case Reported::Kind::nccl_version:
+        continue;  // its two versions are facts, judged with the others
+      case Reported::Kind::truncated: {
+        Failure fl;
+        fl.kind = Failure::Kind::nccl_warn;
+        fl.who = rep.who;
+        fl.what = "NCCL WARN " + rep.detail;
+        fl.evidence = rep.evidence;
+        failures->push_back(fl);
+        continue;
+      }
+    }
+    f.severity = Severity::error;
+    d.verify = kCollectiveVerify;
+    if (!f.ranks.empty()) div->push_back(Divergence{f.ranks, {}, {}, f.message, d.evidence});
+    out->push_back(std::move(d));
+  }
+  for (const auto& [kind, reps] : nccl) {
+    DxFinding d;
+    Finding& f = d.f;
+    f.severity = Severity::warning;
+    std::set<int> ranks;
+    std::set<std::string> hosts;
+    for (const auto* rep : reps) {
+      ranks.insert(rep->ranks.begin(), rep->ranks.end());
+      if (!rep->who.host.empty()) hosts.insert(rep->who.host);
+      if (d.evidence.size() < 4) d.evidence.push_back(rep->evidence);
+    }
+    f.ranks.assign(ranks.begin(), ranks.end());
+    f.hosts.assign(hosts.begin(), hosts.end());
+    if (kind == Reported::Kind::nccl_mismatch) {
+      f.code = "nccl-reported-mismatch";
+      f.message = fmt::format("NCCL itself reports a mismatched collective \"at and around\" ranks {} ({} WARN lines); NCCL "
+                              "raises this also when a transport error corrupts a message, so it is not proof that the "
+                              "application's calls differ",
+                              list_ranks(f.ranks), reps.size());
+      f.fix = "compare the calls: rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL and diagnose every rank's log; if "
+              "the calls agree, check the network path (GPU Direct RDMA, nv_peer_mem, NIC settings)";
+      f.ranks.clear();  // "around" ranks are where NCCL noticed, not who is to blame
+      *warn_note = fmt::format(
+          "NCCL reports mismatched collectives around ranks {} but the input holds no COLL lines to compare: "
+          "rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL and pass every rank's log",
+          list_ranks(std::vector<int>(ranks.begin(), ranks.end())));
+    } else if (kind == Reported::Kind::ras_counts) {
+      f.code = "nccl-ras-mismatch";
+      f.message = fmt::format("NCCL RAS reports ranks with different collective operation counts{}",
+                              f.ranks.empty() ? "" : ": ranks " + list_ranks(f.ranks));
+      f.fix = kCollectiveFix;
+    } else {
+      f.code = "nccl-net-mismatch";
+      f.message = "NCCL's network transport reports a collective mismatch error (NET/IB)";
+      f.fix = "rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL to compare the calls; if they agree, check the network";
+    }
+    d.verify = "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL <your launch command>; then denpex-probe diagnose <every rank's log>";
+    out->push_back(std::move(d));
+  }
+}
+
+// ---- the initiating failure -----------------------------------------------------------------
+
+DxFinding initiating_finding(const BlameResult& b) {
+  DxFinding d;
+  Finding& f = d.f;
+  const Party& p = b.initiating;
+  f.code = "initiating-failure";
+  f.severity = Severity::error;
+  f.ranks = p.ranks;
+  f.hosts = p.hosts;
+  f.found = p.what;
+  f.message = fmt::format("{} failed first{}: {}", party_subject(p), p.when.known() ? " (" + p.when.text() + ")" : "", p.what);
+  d.evidence = p.evidence;
+  switch (p.kind) {
+    case Failure::Kind::oom: {
+      std::string setting = p.hint.empty() ? "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True" : p.hint;
+      f.fix = fmt::format("set {} as the PyTorch message suggests (fragmentation), or lower the memory use of {} "
+                          "(batch size, sequence length, activation checkpointing); the other ranks only waited for it",
+                          setting, party_subject(p));
+      d.verify = fmt::format("{} <your launch command>, and watch torch.cuda.max_memory_allocated() on {}", setting,
+                             party_subject(p));
+      break;
+    }
+    case Failure::Kind::nccl_warn:
+      f.fix = "the NCCL error on this rank came first: check that every rank runs the same NCCL (the gate), then the "
+              "network between the hosts; the other ranks failed because this one did";
+      d.verify = gate_verify(p.hosts);
+      break;
+    default:
+      f.fix = fmt::format("fix the error raised on {} (the evidence lines); the other ranks failed only because it did",
+                          party_subject(p));
+      d.verify = "TORCH_DISTRIBUTED_DEBUG=DETAIL <your launch command> (the same step, same data order) and check that "
+                 "the error is gone";
+      break;
+  }
+  return d;
+}
+
+void count_identities(const LogReader& r, int* nranks, int* nhosts) {
+  std::set<std::string> ids, hosts;
+  std::set<std::string> files_only;
+  auto who = [&](const Who& w) {
+    if (w.rank >= 0) ids.insert(fmt::format("r{}", w.rank));
+    else if (w.proc.rfind("file ", 0) == 0) files_only.insert(w.proc);
+    else if (!w.proc.empty()) ids.insert(w.proc);
+    if (!w.host.empty()) hosts.insert(w.host);
+  };
+  for (const auto& f : r.facts) who(f.who);
+  for (const auto& f : r.failures) who(f.who);
+  for (const auto& w : r.watch) who(w.who);
+  for (const auto& x : r.reported) {
+    who(x.who);
+    for (int rk : x.ranks) ids.insert(fmt::format("r{}", rk));
+  }
+  for (const auto& e : r.launcher) {
+    if (e.rank >= 0) ids.insert(fmt::format("r{}", e.rank));
+    if (!e.host.empty()) hosts.insert(e.host);
+  }
+  for (const auto& s : r.coll.sequences) {
+    ids.insert(s.global_rank >= 0 ? fmt::format("r{}", s.global_rank) : fmt::format("{}:{}", s.host, s.pid));
+    if (!s.host.empty()) hosts.insert(s.host);
+  }
+  // Lines no process can be named for (a bare "NCCL version" line) count only when nothing else does.
+  if (ids.empty()) ids = files_only;
+  *nranks = static_cast<int>(ids.size());
+  *nhosts = static_cast<int>(hosts.size());
+}
+
+}  // namespace
+
+Diagnosis diagnose(const LogReader& r) {
+  Diagnosis d;
+  std::vector<Divergence> divergences;
+  std::vector<Failure> failures = r.failures;
+  std::string nccl_warn_note;
+
+  std::vector<Divergence> environment;
+  for (auto& jf : judge_facts(r.facts)) {
+    DxFinding x;
+    x.f = std::move(jf.finding);
+    x.evidence = std::move(jf.evidence);
+    x.verify = gate_verify(x.f.hosts);
+    if (x.f.severity == Severity::error)
+      environment.push_back(Divergence{x.f.ranks, x.f.hosts, jf.processes, x.f.message, x.evidence});
+    d.findings.push_back(std::move(x));
+  }
+  coll_findings(r, &d.findings, &divergences);
+  WatchSummary ws = watch_findings(r, &d.findings, &divergences);
+  reported_findings(r, &d.findings, &divergences, &failures, &nccl_warn_note);
+
+  d.blame = assign_blame(failures, r.launcher, divergences, environment);
+  const BlameResult& b = d.blame;
+  if (b.found && b.initiating.kind != Failure::Kind::never_joined && environment.empty())
+    d.findings.push_back(initiating_finding(b));
+  if (b.found && b.initiating.kind == Failure::Kind::never_joined && divergences.empty()) {
+    // A desync report naming who never joined is a verdict of its own.
+    DxFinding x;
+    x.f.code = "collective-missing";
+    x.f.severity = Severity::error;
+    x.f.ranks = b.initiating.ranks;
+    x.f.hosts = b.initiating.hosts;
+    x.f.message = fmt::format("{}: {}", party_subject(b.initiating), b.initiating.what);
+    x.f.found = b.initiating.what;
+    x.f.fix = kCollectiveFix;
+    x.evidence = b.initiating.evidence;
+    x.verify = kCollectiveVerify;
+    d.findings.push_back(std::move(x));
+  }
+
+  // What was read but not used.
+  if (r.unreadable.count > 0) {
+    DxFinding x;
+    x.f.code = "diagnose-unreadable-lines";
+    x.f.severity = Severity::warning;
+    x.f.found = fmt::format("{} unreadable lines", r.unreadable.count);
+    x.f.message = fmt::format("{} input line{} look like NCCL or PyTorch records but could not be read (cut, wrapped without "
+                              "their continuation, or holding impossible numbers); the diagnosis ignores them",
+                              r.unreadable.count, r.unreadable.count == 1 ? "" : "s");
+    x.f.fix = "pass the logs as the processes wrote them (NCCL_DEBUG_FILE=/path/nccl.%h.%p.log gives one unwrapped file "
+              "per process) rather than a terminal copy";
+    x.evidence = r.unreadable.samples;
+    x.verify = "NCCL_DEBUG=INFO NCCL_DEBUG_FILE=/tmp/nccl.%h.%p.log <your launch command>; then denpex-probe diagnose /tmp/nccl.*.log";
+    d.findings.push_back(std::move(x));
+  }
+  for (const auto& st : r.coll.stats) {
+    long long lost = 0;
+    std::vector<std::string> who;
+    for (const auto& [name, n] : st.lost) {
+      lost += n;
+      if (who.size() < 4) who.push_back(fmt::format("{} ({})", name, n));
+    }
+    if (lost == 0) continue;
+    DxFinding x;
+    x.f.code = "diagnose-lines-lost";
+    x.f.severity = Severity::warning;
+    x.f.comm = st.comm;
+    x.f.found = fmt::format("{} lines lost", lost);
+    x.f.message = fmt::format("communicator {}: {} call line{} missing inside the sequences of {} (opCount gaps); a gap is a "
+                              "line lost from the log, not a skipped collective, so these ranks are not blamed for it",
+                              st.comm, lost, lost == 1 ? "" : "s", fmt::join(who, ", "));
+    x.f.fix = "write each process's log to its own file (NCCL_DEBUG_FILE=/path/nccl.%h.%p.log) so no line is lost";
+    for (const auto& [fi, line] : st.lost_after)
+      x.evidence.push_back(Evidence{static_cast<size_t>(fi) < r.files.size() ? r.files[static_cast<size_t>(fi)] : "", line, ""});
+    x.verify = "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL NCCL_DEBUG_FILE=/tmp/nccl.%h.%p.log <your launch command>";
+    d.findings.push_back(std::move(x));
+  }
+
+  count_identities(r, &d.nranks, &d.nhosts);
+  bool error = std::any_of(d.findings.begin(), d.findings.end(), [](const DxFinding& x) { return x.f.severity == Severity::error; });
+  if (error) {
+    d.verdict = "reject";
+    d.exit_code = 1;
+  } else {
+    // Never PASS: say what is missing.
+    d.verdict = "inconclusive";
+    d.exit_code = 2;
+    std::string why;
+    bool coll_agree = !r.coll.sequences.empty();
+    int coll_members = 0, coll_nranks = -1;
+    for (const auto& st : r.coll.stats) {
+      coll_members = std::max(coll_members, st.members);
+      coll_nranks = std::max(coll_nranks, st.nranks);
+    }
+    if (r.records == 0) {
+      why = fmt::format("no NCCL, PyTorch or launcher records in the input ({} lines read): add the job's logs, with "
+                        "NCCL_DEBUG=INFO and the launcher's output",
+                        r.lines);
+    } else if (!ws.inconclusive.empty()) {
+      why = ws.inconclusive;
+    } else if (d.nranks <= 1) {
+      std::string who = "one process";
+      if (!r.coll.sequences.empty()) {
+        const auto& s0 = r.coll.sequences.front();
+        who = s0.global_rank >= 0 ? fmt::format("rank {}", s0.global_rank) : fmt::format("process {}:{}", s0.host, s0.pid);
+      }
+      for (const auto& w : r.watch)
+        if (w.who.rank >= 0) who = fmt::format("rank {}", w.who.rank);
+      why = fmt::format("the input holds {} only{}: add the other ranks' logs, or rerun with TORCH_DISTRIBUTED_DEBUG=DETAIL",
+                        who, coll_nranks > 1 ? fmt::format(" of a {}-rank communicator", coll_nranks) : "");
+    } else if (!ws.agree.empty()) {
+      why = fmt::format("{} and agree, so the rank that never arrived is not in the input: add the other ranks' logs, or "
+                        "rerun with TORCH_NCCL_DESYNC_DEBUG=1 TORCH_NCCL_TRACE_BUFFER_SIZE=2000 (Flight Recorder)",
+                        ws.agree);
+    } else if (!nccl_warn_note.empty()) {
+      why = nccl_warn_note;
+    } else if (coll_agree) {
+      why = fmt::format("the {} ranks in the input{} made the same collective calls and nothing in it failed: add the other "
+                        "ranks' logs and the error output",
+                        coll_members, coll_nranks > coll_members ? fmt::format(" (of {})", coll_nranks) : "");
+    } else {
+      why = "nothing in the input shows a failure or a difference between ranks: add the failing ranks' logs and tracebacks";
+    }
+    d.inconclusive = why;
+    DxFinding x;
+    x.f.code = "diagnose-inconclusive";
+    x.f.severity = Severity::warning;
+    x.f.message = why;
+    x.f.fix = why.substr(why.rfind(": ") == std::string::npos ? 0 : why.rfind(": ") + 2);
+    x.verify = "denpex-probe diagnose <every rank's log, the launcher's output>";
+    d.findings.push_back(std::move(x));
+  }
+  std::stable_sort(d.findings.begin(), d.findings.end(), [](const DxFinding& a, const DxFinding& b2) {
+    return static_cast<int>(a.f.severity) > static_cast<int>(b2.f.severity);
+  });
+  return d;
+}
+
+void add_findings(Diagnosis* d, std::vector<DxFinding> more) {
+  for (auto& x : more) d->findings.push_back(std::move(x));
+  bool error = std::any_of(d->findings.begin(), d->findings.end(),
+                           [](const DxFinding& x) { return x.f.severity == Severity::error; });
+  if (error && d->exit_code == 2) {
+    d->exit_code = 1;
+    d->verdict = "reject";
+    d->inconclusive.clear();
+    d->findings.erase(std::remove_if(d->findings.begin(), d->findings.end(),
+                                     [](const DxFinding& x) { return x.f.code == "diagnose-inconclusive"; }),
+                      d->findings.end());
+  }
+  std::stable_sort(d->findings.begin(), d->findings.end(), [](const DxFinding& a, const DxFinding& b) {
+    return static_cast<int>(a.f.severity) > static_cast<int>(b.f.severity);
+  });
+}
+
+namespace {
+
+json evidence_json(const std::vector<Evidence>& ev) {
+  json a = json::array();
+  for (const auto& e : ev) a.push_back({{"file", e.file}, {"line", e.line}, {"text", e.text}});
+  return a;
+}
+
+json party_json(const Party& p) {
+  json j = {{"ranks", p.ranks}, {"hosts", p.hosts}, {"what", p.what}};
+  if (!p.procs.empty()) j["processes"] = p.procs;
+  if (p.when.known()) j["when"] = p.when.text();
+  j["evidence"] = evidence_json(p.evidence);
+  return j;
+}
+
+}  // namespace
+
+json diagnosis_json(const Diagnosis& d, const LogReader& r) {
+  json findings = json::array();
+  int errors = 0, warnings = 0;
+  for (const auto& x : d.findings) {
+    json f = x.f;
+    f["evidence"] = evidence_json(x.evidence);
+    f["verify"] = x.verify;
+    findings.push_back(f);
+    (x.f.severity == Severity::error ? errors : warnings)++;
+  }
+  json diag = json::object();
+  if (d.blame.found) diag["initiating"] = party_json(d.blame.initiating);
+  else diag["initiating"] = nullptr;
+  json coll = json::array();
+  for (const auto& p : d.blame.collateral) coll.push_back(party_json(p));
+  diag["collateral"] = coll;
+  if (d.blame.have_claim) {
+    json c = party_json(d.blame.claim);
+    c["correct"] = !d.blame.claim_wrong;
+    if (d.blame.claim_wrong) c["note"] = d.blame.claim_note;
+    diag["launcher_claim"] = c;
+  } else {
+    diag["launcher_claim"] = nullptr;
+  }
+  if (!d.inconclusive.empty()) diag["inconclusive"] = d.inconclusive;
+  json inputs = {{"files", r.files},
+                 {"lines", r.lines},
+                 {"records", r.records},
+                 {"collective_calls", r.coll_calls},
+                 {"unreadable", r.unreadable.count},
+                 {"unreadable_samples", evidence_json(r.unreadable.samples)},
+                 {"notes", r.notes}};
+  if (r.events_dropped > 0) inputs["events_not_kept"] = r.events_dropped;
+  return {{"schema", "denpex.report.v1"}, {"mode", "diagnose"}, {"verdict", d.verdict},
+          {"nranks", d.nranks},           {"nhosts", d.nhosts},  {"errors", errors},
+          {"warnings", warnings},         {"findings", findings}, {"diagnosis", diag},
+          {"inputs", inputs}};
+}
+
+std::string render_diagnosis(const Diagnosis& d, const LogReader& r) {
+  std::string out;
+  const BlameResult& b = d.blame;
+  if (b.found) {
+    out += fmt::format("Started by: {}{}: {}\n", party_subject(b.initiating),
+                       b.initiating.when.known() ? " at " + b.initiating.when.text() : "", b.initiating.what);
+    if (b.collateral.empty()) {
+      out += "Followed:   no other rank's failure is in the input\n";
+    } else {
+      std::vector<std::string> parts;
+      for (const auto& p : b.collateral) parts.push_back(fmt::format("{} ({})", party_subject(p), p.what));
+      out += fmt::format("Followed:   {}\n", fmt::join(parts, "; "));
+    }
+  } else {
+    out += "Started by: not decided from this input\n";
+    if (!b.collateral.empty()) {
+      std::vector<std::string> parts;
+      for (const auto& p : b.collateral) parts.push_back(fmt::format("{} ({})", party_subject(p), p.what));
+      out += fmt::format("Followed:   {}\n", fmt::join(parts, "; "));
+    }
+  }
+  if (b.have_claim)
+    out += fmt::format("Launcher:   {}{}\n", b.claim.what, b.claim_wrong ? " -- WRONG: " + b.claim_note : " (agrees)");
+  int errors = 0, warnings = 0;
+  for (const auto& x : d.findings) (x.f.severity == Severity::error ? errors : warnings)++;
+  out += fmt::format("\ndenpex-probe diagnose: {} ({} error{}, {} warning{}; {} rank{}, {} host{})\n",
+                     d.exit_code == 1 ? "REJECT" : "INCONCLUSIVE", errors, errors == 1 ? "" : "s", warnings,
+                     warnings == 1 ? "" : "s", d.nranks, d.nranks == 1 ? "" : "s", d.nhosts, d.nhosts == 1 ? "" : "s");
+  if (!d.inconclusive.empty()) out += fmt::format("could not decide: {}\n", d.inconclusive);
+  size_t shown = 0;
+  for (const auto& x : d.findings) {
+    if (shown++ >= 20) {
+      out += fmt::format("\n... {} more findings in --json\n", d.findings.size() - 20);
+      break;
+    }
+    const Finding& f = x.f;
+    out += fmt::format("\n{} {}{}\n  {}\n", to_string(f.severity), f.code,
+                       f.ranks.empty() ? "" : fmt::format("  ranks {}", list_ranks(f.ranks)), f.message);
+    if (!f.expected.empty()) out += fmt::format("  expected: {}\n", f.expected);
+    if (!f.found.empty()) out += fmt::format("  found:    {}\n", f.found);
+    for (const auto& e : x.evidence)
+      out += fmt::format("  evidence: {}:{}: {}\n", e.file, e.line, e.text);
+    out += fmt::format("  fix:    {}\n  verify: {}\n", f.fix, x.verify);
+  }
+  out += fmt::format("\ninput: {} file{}, {} lines, {} records, {} collective calls, {} unreadable\n", r.files.size(),
+                     r.files.size() == 1 ? "" : "s", r.lines, r.records, r.coll_calls, r.unreadable.count);
+  for (const auto& n : r.notes) out += fmt::format("note: {}\n", n);
+  return out;
+}
+
+}  // namespace denpex::diag

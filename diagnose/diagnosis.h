@@ -1,0 +1,57 @@
+// The diagnosis of a failed job from what the readers found (log_reader.h): findings with
+// evidence, fix and verify; the initiating rank, the collateral ranks and the launcher's claim;
+// the verdict and exit code; and the reports (JSON per ../shared/CONTRACT.md "diagnose
+// additions", and text for a person). No files: the caller reads, this judges.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "compare/finding.h"
+#include "diagnose/blame.h"
+#include "diagnose/events.h"
+#include "diagnose/log_reader.h"
+
+namespace denpex::diag {
+
+struct DxFinding {
+  Finding f;
+  std::vector<Evidence> evidence;   // file, line, text; text may be empty for a collective call
+                                    // line (not kept in memory): fill_evidence_text() fetches it
+  std::string verify;               // a command that confirms the fix
+};
+
+struct Diagnosis {
+  std::vector<DxFinding> findings;  // most severe first
+  BlameResult blame;
+  int nranks = 0;                   // ranks (or processes) that appear in the evidence
+  int nhosts = 0;
+  std::string verdict;              // "reject" or "inconclusive"
+  int exit_code = 2;                // 1 reject, 2 could not judge (never 0: see diagnose())
+  std::string inconclusive;         // the one sentence naming what to add, when exit_code == 2
+};
+
+// Judges everything `r` read (after r.finish()). A diagnosis never passes: with no error finding
+// the answer is exit 2 and a diagnose-inconclusive finding saying what to add. Never throws for
+// input the readers accepted.
+Diagnosis diagnose(const LogReader& r);
+
+// Adds findings judged elsewhere (saved rank records given among the logs) and settles the
+// verdict again: an error finding turns "inconclusive" into "reject" and drops the
+// diagnose-inconclusive finding. Never throws.
+void add_findings(Diagnosis* d, std::vector<DxFinding> more);
+
+// The gate on the hosts a finding names, as its `verify` command.
+std::string gate_verify(const std::vector<std::string>& hosts);
+
+// The cluster report with the contract's diagnose additions, plus "inputs" (files, lines,
+// records, unreadable lines with samples, notes).
+nlohmann::json diagnosis_json(const Diagnosis& d, const LogReader& r);
+
+// The human report: two lines first (who started it and what it was; who followed and how),
+// the launcher's claim, then the findings with evidence, fix and verify, then the input summary.
+std::string render_diagnosis(const Diagnosis& d, const LogReader& r);
+
+}  // namespace denpex::diag

@@ -1,0 +1,128 @@
+// What the readers found in a job's logs: typed events per process, each with the line that
+// proves it. Plain structs; diagnose/log_reader fills them, diagnose/blame and
+// diagnose/diagnosis judge them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "diagnose/line_repair.h"
+
+namespace denpex::diag {
+
+// An input line that proves something: where it is and what it said (cut to a few hundred bytes).
+struct Evidence {
+  std::string file;
+  long long line = 0;
+  std::string text;
+};
+
+// Who printed a line. `proc` is the process as far as the line tells it ("host:pid" from an NCCL
+// header, a Ray worker "ip:pid", "rank 3" from a launcher label); `rank` the job-wide rank when
+// known (-1 otherwise: an NCCL header's "[3]" is a CUDA device, not a rank).
+struct Who {
+  int index = -1;          // the reader's process index (ranks learned later are filled in)
+  int rank = -1;
+  std::string host;
+  std::string proc;
+  
+};
+
+// A fact about a process's installation, as the logs show it. Judged by compare/'s rules.
+struct Fact {
+  enum class Kind {
+    nccl_version,     // a = "2.27.3", b = CUDA build "12.4" ("" when not printed)
+    driver_cuda,      // a = "12.4" (cudaDriverVersion 12040)
+    plugin_loaded,    // a = path or name, b = API version ("ncclNetPlugin_v8" or "")
+    plugin_missing,   // a = what NCCL could not find
+    nccl_env,         // a = NCCL_* name, b = value
+    undefined_symbol, // a = symbol, b = the library that needs it
+    driver_stub,      // a = the stub library path ("" when not printed)
+    driver_too_old,   // a = what the message said
+    nvml_mismatch,    // NVML: Driver/library version mismatch
+  };
+  Kind kind;
+  Who who;
+  std::string a, b;
+  Evidence evidence;
+};
+
+// A rank that stopped: its own error, or an effect of someone else's.
+struct Failure {
+  enum class Kind {
+    oom,             // CUDA out of memory
+    own_error,       // an exception raised from the rank's own code, an NCCL/CUDA error
+    nccl_warn,       // an NCCL WARN that is not a mismatch report
+    timeout,         // watchdog timeout / exception detected by watchdog
+    aborted,         // communicator aborted, remote peer gone, connection reset
+    killed,          // stopped by the launcher (SIGTERM/SIGKILL after another rank failed)
+    never_joined,    // the desync report / flight recorder says it did not join
+  };
+  Kind kind;
+  Who who;
+  std::string what;      // one line: "torch.OutOfMemoryError: CUDA out of memory. Tried ..."
+  When when;
+  std::string hint;      // OOM: the allocator setting the message suggests
+  std::string group;     // process group, timeouts only
+  long long seq = -1;    // SeqNum of the timed-out work, -1 when not printed
+  Evidence evidence;
+};
+
+// One PyTorch watchdog record (WorkNCCL / "last enqueued"), or one side of a DETAIL fingerprint.
+struct WatchRecord {
+  Who who;
+  std::string group;          // "" when the line names none (old format)
+  int group_rank = -1;        // "[Rank r]" / "[PG i Rank r]"
+  long long seq = -1;
+  std::string op;             // OpType, fingerprints add the dtype
+  long long numel_in = -1, numel_out = -1;
+  long long last_enqueued = -1, last_completed = -1;
+  bool fingerprint = false;   // from TORCH_DISTRIBUTED_DEBUG=DETAIL
+  Evidence evidence;
+};
+
+// A verdict some other analyser already printed: fr_trace, NCCL's own WARNs, RAS, desync debug.
+struct Reported {
+  enum class Kind {
+    fr_missing_ranks,  // "Not all ranks joining collective", ranks = missing ranks
+    fr_errors,         // "Collective N ... errors", ranks = culprits ("Culprit rank R") if printed
+    nccl_mismatch,     // NCCL WARN "Mismatched collective detected ... at and around rank N"
+    nccl_version,      // NCCL WARN "Mismatched NCCL version detected : rank a version x rank b version y"
+    ras_counts,        // NCCL RAS "Communicator ranks have different AllReduce operation counts",
+                       // ranks = the outliers RAS lists one by one, counts = their operation counts
+    net_mismatch,      // NET/IB : collective mismatch error
+    truncated,         // "Message truncated : received X bytes instead of Y"
+  };
+  Kind kind;
+  Who who;
+  std::vector<int> ranks;
+  long long seq = -1;
+  std::string group;   // "0:default_pg"
+  std::string op;      // "nccl:all_reduce"
+  std::string detail;  // error type, sizes, versions
+  int world = -1;
+  std::vector<long long> counts;     // RAS: operation count of each rank in `ranks`
+  long long majority_count = -1;     // RAS: "N ranks have launched up to operation M" (largest N)
+  int majority_ranks = 0;
+  Evidence evidence;
+};
+
+// torchrun's ChildFailedError summary: one entry per failed local rank; `root_cause` marks the
+// "Root Cause (first observed failure)" entry.
+struct LauncherEntry {
+  int rank = -1;
+  std::string host;
+  When when;
+  std::string exitcode;   // "1", "-6"
+  std::string signal;     // "SIGTERM" ("" when not a signal)
+  bool root_cause = false;
+  Evidence evidence;
+};
+
+// A line that looked like a record a reader knows but could not be read.
+struct Unreadable {
+  long long count = 0;
+  std::vector<Evidence> samples;  // the first few
+};
+
+}  // namespace denpex::diag

@@ -1,0 +1,233 @@
+#include "diagnose/facts_judge.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "compare/group.h"
+#include "compare/judge.h"
+#include "probe/record.h"
+
+namespace denpex::diag {
+
+namespace {
+
+constexpr size_t kEvidencePerFinding = 4;
+
+void replace_all(std::string* s, const std::string& from, const std::string& to) {
+  if (from.empty()) return;
+  size_t at = 0;
+  while ((at = s->find(from, at)) != std::string::npos) {
+    s->replace(at, from.size(), to);
+    at += to.size();
+  }
+}
+
+// A record that every rule finds unremarkable: the judge then speaks only about what a fact set.
+RankRecord neutral_record(int rank, const std::string& host) {
+  RankRecord r;
+  r.rank = rank;
+  r.host = host;
+  r.mode = "log";
+  r.nccl.status = NcclStatus::ok;
+  r.system_nccl.status = NcclStatus::ok;
+  r.cuda_driver.status = DriverStatus::ok;
+  r.net_plugin.status = PluginStatus::missing;
+  return r;
+}
+
+struct Identity {
+  int rank;            // real rank, or a stand-in >= kSyntheticRank
+  std::string host;
+  std::string name;    // process name for stand-ins
+};
+
+class Identities {
+ public:
+  const Identity& of(const Who& w) {
+    std::string key = w.rank >= 0 ? fmt::format("r{}", w.rank) : (w.proc.empty() ? "h" + w.host : w.proc);
+    auto it = ids_.find(key);
+    if (it != ids_.end()) {
+      if (it->second.host.empty()) it->second.host = w.host;
+      return it->second;
+    }
+    Identity id;
+    id.host = w.host;
+    if (w.rank >= 0) {
+      id.rank = w.rank;
+    } else {
+      id.rank = kSyntheticRank + 2 * next_++;
+      id.name = w.proc.empty() ? (w.host.empty() ? "an unnamed process" : "a process on " + w.host) : w.proc;
+      names_.emplace_back(id.rank, id.name);
+    }
+    return ids_.emplace(key, id).first->second;
+  }
+  const std::vector<std::pair<int, std::string>>& names() const { return names_; }
+
+ private:
+  std::map<std::string, Identity> ids_;
+  std::vector<std::pair<int, std::string>> names_;
+  int next_ = 0;
+};
+
+std::string hosts_of(const std::vector<const Fact*>& fs) {
+  std::set<std::string> h;
+  for (const auto* f : fs)
+    if (!f->who.host.empty()) h.insert(f->who.host);
+  return fmt::format("{}", fmt::join(h, ","));
+}
+
+}  // namespace
+
+void name_synthetic(Finding* f, const std::vector<std::pair<int, std::string>>& names) {
+  std::vector<int> kept;
+  for (int r : f->ranks)
+    if (r < kSyntheticRank) kept.push_back(r);
+  bool any = kept.size() != f->ranks.size();
+  f->ranks = kept;
+  if (!any && f->message.find(std::to_string(kSyntheticRank).substr(0, 3)) == std::string::npos) return;
+  for (const auto& [num, name] : names) {
+    std::string n = std::to_string(num);
+    for (std::string* s : {&f->message, &f->found, &f->expected}) {
+      replace_all(s, "ranks " + n, "processes " + name);
+      replace_all(s, "rank " + n, "process " + name);
+      replace_all(s, n, name);
+    }
+  }
+}
+
+std::vector<JudgedFact> judge_facts(const std::vector<Fact>& facts) {
+  Identities ids;
+  std::vector<JudgedFact> out;
+
+  // One dimension: the facts of `kinds`, applied to neutral records by `apply`, judged, and the
+  // findings of `codes` kept.
+  auto dimension = [&](std::set<Fact::Kind> kinds, std::set<std::string> codes,
+                       const std::function<void(RankRecord*, const Fact&)>& apply) {
+    std::map<int, RankRecord> records;
+    std::map<int, std::vector<const Fact*>> by_rank;
+    for (const auto& f : facts) {
+      if (!kinds.count(f.kind)) continue;
+      const Identity& id = ids.of(f.who);
+      auto it = records.find(id.rank);
+      if (it == records.end()) it = records.emplace(id.rank, neutral_record(id.rank, id.host)).first;
+      apply(&it->second, f);
+      by_rank[id.rank].push_back(&f);
+    }
+    if (records.empty()) return;
+    std::vector<RankRecord> list;
+    for (auto& kv : records) list.push_back(kv.second);
+    std::vector<Finding> found = judge(group_records(list), {}, JudgeOptions{});
+    for (auto& f : found) {
+      if (!codes.count(f.code)) continue;
+      JudgedFact jf;
+      // Evidence: the blamed ranks' lines first, then one line of the reference.
+      std::set<int> blamed(f.ranks.begin(), f.ranks.end());
+      std::set<std::pair<std::string, long long>> seen;
+      auto add = [&](const Evidence& e) {
+        if (seen.insert({e.file, e.line}).second) jf.evidence.push_back(e);
+      };
+      for (int r : f.ranks)
+        for (const Fact* x : by_rank[r])
+          if (jf.evidence.size() < kEvidencePerFinding - 1) add(x->evidence);
+      for (const auto& kv : by_rank)
+        if (!blamed.count(kv.first) && jf.evidence.size() < kEvidencePerFinding &&
+            !seen.count({kv.second.front()->evidence.file, kv.second.front()->evidence.line})) {
+          add(kv.second.front()->evidence);
+          break;
+        }
+      for (int r : f.ranks)
+        for (const auto& [num, name] : ids.names())
+          if (num == r) jf.processes.push_back(name);
+      name_synthetic(&f, ids.names());
+      jf.finding = std::move(f);
+      out.push_back(std::move(jf));
+    }
+  };
+
+  dimension({Fact::Kind::nccl_version}, {"nccl-version-mismatch", "nccl-build-mismatch"},
+            [](RankRecord* r, const Fact& f) {
+              if (!r->nccl.version.empty()) return;  // the first version a process printed
+              r->nccl.version = f.a;
+              r->nccl.cuda_build = f.b;
+            });
+  dimension({Fact::Kind::plugin_loaded, Fact::Kind::plugin_missing}, {"nccl-net-plugin-mismatch"},
+            [](RankRecord* r, const Fact& f) {
+              // NCCL tries several names before it loads one: a load wins over "could not find".
+              if (f.kind == Fact::Kind::plugin_loaded) {
+                r->net_plugin.status = PluginStatus::ok;
+                r->net_plugin.path = f.a;
+                if (!f.b.empty()) r->net_plugin.api_versions = {f.b};
+              } else if (r->net_plugin.status != PluginStatus::ok) {
+                r->net_plugin.status = PluginStatus::missing;
+              }
+            });
+  dimension({Fact::Kind::nccl_env}, {"nccl-env-mismatch"},
+            [](RankRecord* r, const Fact& f) { r->nccl_env[f.a] = f.b; });
+  dimension({Fact::Kind::undefined_symbol}, {"nccl-abi-mismatch"}, [](RankRecord* r, const Fact& f) {
+    AbiCheck a;
+    a.consumer = f.b.empty() ? "libtorch_cuda.so" : f.b;
+    a.library = "the libnccl.so.2 it loaded";
+    a.imported = {f.a};
+    a.missing = {f.a};
+    if (r->abi.empty()) r->abi.push_back(a);
+  });
+  dimension({Fact::Kind::driver_stub}, {"cuda-driver-stub"}, [](RankRecord* r, const Fact& f) {
+    r->cuda_driver.status = DriverStatus::stub;
+    if (!f.a.empty()) r->cuda_driver.library = f.a;
+  });
+  // The driver's CUDA version against the CUDA build of the NCCL the same process printed.
+  dimension({Fact::Kind::driver_cuda, Fact::Kind::nccl_version}, {"cuda-driver-too-old"},
+            [](RankRecord* r, const Fact& f) {
+              if (f.kind == Fact::Kind::driver_cuda) r->cuda_driver.cuda_version = f.a;
+              else if (r->nccl.version.empty()) {
+                r->nccl.version = f.a;
+                r->nccl.cuda_build = f.b;
+              }
+            });
+
+  // Messages that state the verdict themselves: the same codes, from the text.
+  std::map<std::string, std::vector<const Fact*>> direct;
+  for (const auto& f : facts)
+    if (f.kind == Fact::Kind::driver_too_old || f.kind == Fact::Kind::nvml_mismatch)
+      direct[f.kind == Fact::Kind::driver_too_old ? "cuda-driver-too-old" : "cuda-driver-kernel-mismatch"].push_back(&f);
+  for (const auto& [code, fs] : direct) {
+    JudgedFact jf;
+    Finding& f = jf.finding;
+    f.code = code;
+    f.severity = Severity::error;
+    std::set<int> ranks;
+    std::set<std::string> hosts, procs;
+    for (const Fact* x : fs) {
+      if (x->who.rank >= 0) ranks.insert(x->who.rank);
+      else if (!x->who.proc.empty()) procs.insert(x->who.proc);
+      if (!x->who.host.empty()) hosts.insert(x->who.host);
+      if (jf.evidence.size() < kEvidencePerFinding) jf.evidence.push_back(x->evidence);
+    }
+    f.ranks.assign(ranks.begin(), ranks.end());
+    f.hosts.assign(hosts.begin(), hosts.end());
+    std::string who = ranks.empty() ? (procs.empty() ? "a process" : fmt::format("{}", fmt::join(procs, ", ")))
+                                    : fmt::format("rank{} {}", ranks.size() == 1 ? "" : "s", fmt::join(ranks, ","));
+    if (!hosts.empty()) who += " on " + hosts_of(fs);
+    if (code == "cuda-driver-too-old") {
+      f.message = fmt::format("{}: {}", who, fs.front()->a);
+      f.expected = "a driver for the CUDA version PyTorch and NCCL were built for";
+      f.found = "an older driver";
+      f.fix = "upgrade the NVIDIA driver on these hosts to one that supports the CUDA version of the PyTorch/NCCL build, "
+              "or install a PyTorch/NCCL build for the CUDA version the driver supports (nvidia-smi shows it)";
+    } else {
+      f.message = fmt::format("{}: NVML reports \"Driver/library version mismatch\": the user-space driver and the loaded kernel module differ", who);
+      f.expected = "user-space driver = kernel module";
+      f.found = "different versions";
+      f.fix = "reboot (or reload the nvidia kernel modules) after the driver update, or install the user-space driver that "
+              "matches the loaded module; do not bake libcuda into container images";
+    }
+    out.push_back(std::move(jf));
+  }
+  return out;
+}
+
+}  // namespace denpex::diag

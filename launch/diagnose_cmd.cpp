@@ -1,0 +1,194 @@
+#include "launch/diagnose_cmd.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "collect/collective_trace.h"
+#include "collect/saved_reports.h"
+#include "compare/judge.h"
+#include "diagnose/diagnosis.h"
+#include "diagnose/log_reader.h"
+
+namespace denpex {
+
+namespace {
+
+namespace fs = std::filesystem;
+constexpr int kExitCannotJudge = 2;
+
+// Files to read, in order; "-" stays "-". An empty string and an error when a path is missing.
+std::vector<std::string> expand(const std::vector<std::string>& paths, std::string* error) {
+  std::vector<std::string> files;
+  for (const auto& p : paths) {
+    std::error_code ec;
+    if (p == "-") {
+      files.push_back(p);
+    } else if (fs::is_directory(p, ec)) {
+      std::vector<std::string> in_dir;
+      for (auto it = fs::recursive_directory_iterator(p, fs::directory_options::skip_permission_denied, ec);
+           !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+        if (it->is_regular_file(ec)) in_dir.push_back(it->path().string());
+      if (in_dir.empty()) {
+        *error = fmt::format("{}: directory holds no files", p);
+        return {};
+      }
+      std::sort(in_dir.begin(), in_dir.end());
+      files.insert(files.end(), in_dir.begin(), in_dir.end());
+    } else if (fs::exists(p, ec)) {
+      files.push_back(p);
+    } else {
+      *error = fmt::format("{}: no such file or directory", p);
+      return {};
+    }
+  }
+  return files;
+}
+
+// A saved rank record or cluster report (denpex-probe --rank-report / --json): JSON from byte 1.
+bool is_json(const std::string& path) {
+  std::ifstream in(path);
+  char c = 0;
+  while (in.get(c) && (c == ' ' || c == '\n' || c == '\t' || c == '\r')) {
+  }
+  return c == '{';
+}
+
+bool is_trace(const std::string& path) {
+  std::ifstream in(path);
+  std::string first;
+  bool cut = false;
+  if (!in || !get_bounded_line(in, &first, &cut, 4096, false) || cut) return false;
+  return is_collective_trace(first);
+}
+
+// Collective-call evidence carries file and line only (the line text is not kept while
+// streaming): fetch those lines now, one pass per file.
+void fill_evidence_text(diag::Diagnosis* d) {
+  std::map<std::string, std::set<long long>> wanted;
+  for (const auto& x : d->findings)
+    for (const auto& e : x.evidence)
+      if (e.text.empty() && !e.file.empty() && e.file != "-" && e.line > 0) wanted[e.file].insert(e.line);
+  std::map<std::pair<std::string, long long>, std::string> got;
+  for (const auto& [file, lines] : wanted) {
+    std::ifstream in(file);
+    std::string text;
+    bool cut = false;
+    long long n = 0;
+    long long last = *lines.rbegin();
+    while (n < last && get_bounded_line(in, &text, &cut, diag::kMaxLine)) {
+      ++n;
+      if (lines.count(n)) got[{file, n}] = text.substr(0, diag::kEvidenceChars);
+    }
+  }
+  for (auto& x : d->findings)
+    for (auto& e : x.evidence)
+      if (e.text.empty()) {
+        auto it = got.find({e.file, e.line});
+        e.text = it != got.end() ? it->second : "(line not kept: read from standard input)";
+      }
+}
+
+int run(const DiagnoseOptions& o) {
+  if (o.paths.empty()) {
+    fmt::print(stderr, "denpex-probe diagnose: no input path given (a log file, a directory, or - for standard input)\n");
+    return kExitCannotJudge;
+  }
+  std::string error;
+  std::vector<std::string> files = expand(o.paths, &error);
+  if (!error.empty()) {
+    fmt::print(stderr, "denpex-probe diagnose: {}\n", error);
+    return kExitCannotJudge;
+  }
+  diag::LogReader reader;
+  std::vector<CommSequence> traced;
+  std::vector<std::string> saved;
+  for (const auto& f : files) {
+    if (f != "-" && is_json(f) && !is_trace(f)) {
+      saved.push_back(f);  // judged below by the live gate's rules, as `compare` would
+      reader.files.push_back(f);
+      continue;
+    }
+    if (f != "-" && is_trace(f)) {
+      CollectiveInput in = read_collective_trace(f);
+      if (in.status != CollectiveInput::Status::ok) {
+        fmt::print(stderr, "denpex-probe diagnose: {}: {}\n", f, in.error);
+        return kExitCannotJudge;
+      }
+      reader.files.push_back(f);
+      traced.insert(traced.end(), in.sequences.begin(), in.sequences.end());
+      continue;
+    }
+    std::FILE* in = f == "-" ? stdin : std::fopen(f.c_str(), "rb");
+    if (in == nullptr) {
+      fmt::print(stderr, "denpex-probe diagnose: {}: cannot open file\n", f);
+      return kExitCannotJudge;
+    }
+    bool ok = reader.read(in, f, &error);
+    if (in != stdin) std::fclose(in);
+    if (!ok) {
+      fmt::print(stderr, "denpex-probe diagnose: {}: {}\n", f, error);
+      return kExitCannotJudge;
+    }
+  }
+  reader.finish();
+  reader.coll.sequences.insert(reader.coll.sequences.end(), traced.begin(), traced.end());
+  diag::Diagnosis d = diag::diagnose(reader);
+  if (!saved.empty()) {
+    SavedJob job = load_saved_job(saved, 0);
+    if (job.status != SavedStatus::ok) {
+      fmt::print(stderr, "denpex-probe diagnose: {}\n", job.error);
+      return kExitCannotJudge;
+    }
+    std::vector<diag::DxFinding> more;
+    for (auto& f : judge(job.groups, {}, JudgeOptions{})) {
+      diag::DxFinding x;
+      x.verify = diag::gate_verify(f.hosts);
+      for (const auto& p : saved)
+        if (x.evidence.size() < 4) x.evidence.push_back(diag::Evidence{p, 1, "saved rank record"});
+      x.f = std::move(f);
+      more.push_back(std::move(x));
+    }
+    diag::add_findings(&d, std::move(more));
+  }
+  fill_evidence_text(&d);
+
+  std::FILE* human = stdout;
+  if (!o.json_path.empty()) {
+    // Evidence is raw log bytes: non-UTF-8 becomes U+FFFD rather than an exception.
+    std::string text = diag::diagnosis_json(d, reader).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    if (o.json_path == "-") {
+      fmt::print(stdout, "{}", text);
+      human = stderr;
+    } else {
+      std::ofstream jf(o.json_path);
+      if (!(jf << text)) {
+        fmt::print(stderr, "denpex-probe diagnose: --json {}: cannot write\n", o.json_path);
+        return kExitCannotJudge;
+      }
+    }
+  }
+  if (!o.quiet) fmt::print(human, "{}", diag::render_diagnosis(d, reader));
+  if (d.exit_code == kExitCannotJudge)
+    fmt::print(stderr, "denpex-probe diagnose: could not decide: {}\n", d.inconclusive);
+  return d.exit_code;
+}
+
+}  // namespace
+
+int run_diagnose(const DiagnoseOptions& options) {
+  try {
+    return run(options);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "denpex-probe diagnose: {}\n", e.what());
+    return kExitCannotJudge;
+  }
+}
+
+}  // namespace denpex

@@ -1,0 +1,101 @@
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "collect/mpi_plugin_loader.h"
+
+using namespace denpex;
+namespace fs = std::filesystem;
+
+namespace {
+
+// An image-like root with the given libraries in /usr/lib/x86_64-linux-gnu. Any x86_64 ELF
+// file will do for the loader model, which reads headers only: this test program is one.
+struct Root {
+  fs::path dir;
+  explicit Root(std::initializer_list<const char*> libs) {
+    std::string tmpl = (fs::temp_directory_path() / "denpex-mpi-root.XXXXXX").string();
+    dir = ::mkdtemp(&tmpl[0]);
+    fs::create_directories(dir / "usr/lib/x86_64-linux-gnu");
+    fs::create_directories(dir / "etc");
+    for (const char* l : libs) fs::copy_file("/proc/self/exe", dir / "usr/lib/x86_64-linux-gnu" / l);
+  }
+  ~Root() { fs::remove_all(dir); }
+  LoaderEnv env(const std::string& ld_library_path = "") const {
+    FsView v;
+    v.root = dir.string();
+    return make_loader_env(v, "", ld_library_path);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the launcher decides which MPI ABI is tried first") {
+  CHECK(mpi_abi_order(Launcher::open_mpi, "auto") == std::vector<MpiAbi>{MpiAbi::open_mpi});
+  CHECK(mpi_abi_order(Launcher::hydra, "auto") ==
+        std::vector<MpiAbi>{MpiAbi::mpich, MpiAbi::open_mpi});
+  CHECK(mpi_abi_order(Launcher::pmi, "") == std::vector<MpiAbi>{MpiAbi::mpich, MpiAbi::open_mpi});
+  CHECK(mpi_abi_order(Launcher::pmix, "auto") ==
+        std::vector<MpiAbi>{MpiAbi::open_mpi, MpiAbi::mpich});
+  CHECK(mpi_abi_order(Launcher::hydra, "open-mpi") == std::vector<MpiAbi>{MpiAbi::open_mpi});
+}
+
+TEST_CASE("the MPI whose library the environment resolves, in the loader's order") {
+  SECTION("Debian's mpich: libmpich.so.12 under hydra") {
+    Root root({"libmpich.so.12", "libmpi.so.40"});
+    MpiChoice c = choose_mpi(root.env(), mpi_abi_order(Launcher::hydra, "auto"));
+    REQUIRE(c.status == MpiChoiceStatus::found);
+    CHECK(c.abi == MpiAbi::mpich);
+    CHECK(c.soname == "libmpich.so.12");
+    CHECK(c.library == "/usr/lib/x86_64-linux-gnu/libmpich.so.12");
+  }
+  SECTION("both installed, srun --mpi=pmix: Open MPI") {
+    Root root({"libmpich.so.12", "libmpi.so.40"});
+    MpiChoice c = choose_mpi(root.env(), mpi_abi_order(Launcher::pmix, "auto"));
+    REQUIRE(c.status == MpiChoiceStatus::found);
+    CHECK(c.abi == MpiAbi::open_mpi);
+  }
+  SECTION("only Open MPI installed, hydra launcher: Open MPI is what resolves") {
+    Root root({"libmpi.so.40"});
+    MpiChoice c = choose_mpi(root.env(), mpi_abi_order(Launcher::hydra, "auto"));
+    REQUIRE(c.status == MpiChoiceStatus::found);
+    CHECK(c.abi == MpiAbi::open_mpi);
+  }
+  SECTION("an MPI module on LD_LIBRARY_PATH wins over the system's") {
+    Root root({"libmpich.so.12"});
+    fs::create_directories(root.dir / "opt/intel/mpi/lib");
+    fs::copy_file("/proc/self/exe", root.dir / "opt/intel/mpi/lib/libmpi.so.12");
+    MpiChoice c = choose_mpi(root.env("/opt/intel/mpi/lib"), {MpiAbi::mpich});
+    REQUIRE(c.status == MpiChoiceStatus::found);
+    CHECK(c.soname == "libmpi.so.12");
+    CHECK(c.library == "/opt/intel/mpi/lib/libmpi.so.12");
+    CHECK(c.origin == "LD_LIBRARY_PATH");
+  }
+  SECTION("none resolves: one line naming what the job needs") {
+    Root root({});
+    MpiChoice c = choose_mpi(root.env(), mpi_abi_order(Launcher::hydra, "auto"));
+    CHECK(c.status == MpiChoiceStatus::no_library);
+    CHECK(c.error ==
+          "no MPI library resolves in this environment: this job needs MPICH ABI (libmpi.so.12 "
+          "or libmpich.so.12) or Open MPI (libmpi.so.40), and none of libmpi.so.12, "
+          "libmpich.so.12, libmpi.so.40 is in LD_LIBRARY_PATH, the loader cache or the system "
+          "library directories; load the job's MPI (module load, LD_LIBRARY_PATH) before "
+          "starting denpex-probe");
+    CHECK(c.error.find('\n') == std::string::npos);
+  }
+}
+
+TEST_CASE("a missing plugin file is named, not loaded") {
+  MpiChoice c;
+  c.status = MpiChoiceStatus::found;
+  c.abi = MpiAbi::mpich;
+  c.soname = "libmpi.so.12";
+  c.library = "/opt/mpi/lib/libmpi.so.12";
+  LoadedTransport t = load_mpi_plugin(c, "/nonexistent/lib/denpex");
+  CHECK(t.status == TransportStatus::no_plugin);
+  CHECK(t.plugin_path == "/nonexistent/lib/denpex/denpex-mpi-mpich.so");
+  CHECK(t.error.find("is not there") != std::string::npos);
+  CHECK(t.api == nullptr);
+}

@@ -1,0 +1,162 @@
+// diagnose/diagnosis on the project's own multi-node fixtures (tests/diagnose/fixtures): the
+// initiating rank on another node than torchrun's claim, version evidence spread over three
+// nodes' files judged exactly as the live gate judges records, honest inconclusive verdicts.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "compare/group.h"
+#include "compare/judge.h"
+#include "diagnose/diagnosis.h"
+
+using namespace denpex;
+using namespace denpex::diag;
+
+namespace {
+
+void read_dir(LogReader* r, const std::string& dir) {
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(DENPEX_DIAGNOSE_FIXTURES) + "/" + dir))
+    files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    std::FILE* in = std::fopen(f.c_str(), "rb");
+    REQUIRE(in != nullptr);
+    std::string error;
+    REQUIRE(r->read(in, f, &error));
+    std::fclose(in);
+  }
+  r->finish();
+}
+
+const DxFinding* find(const Diagnosis& d, const std::string& code) {
+  for (const auto& x : d.findings)
+    if (x.f.code == code) return &x;
+  return nullptr;
+}
+
+void every_finding_has_fix_and_verify(const Diagnosis& d) {
+  for (const auto& x : d.findings) {
+    INFO(x.f.code);
+    CHECK_FALSE(x.f.fix.empty());
+    CHECK_FALSE(x.verify.empty());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("OOM on node02 rank 6 initiates; torchrun on node01 blames rank 2, which only timed out") {
+  LogReader r;
+  read_dir(&r, "oom_two_nodes");
+  Diagnosis d = diagnose(r);
+  CHECK(d.exit_code == 1);
+  REQUIRE(d.blame.found);
+  CHECK(d.blame.initiating.ranks == std::vector<int>{6});
+  CHECK(d.blame.initiating.hosts == std::vector<std::string>{"node02"});
+  CHECK(d.blame.initiating.kind == Failure::Kind::oom);
+  REQUIRE(d.blame.collateral.size() == 2);
+  CHECK(d.blame.collateral[0].ranks == std::vector<int>{0, 1, 2, 3});
+  CHECK(d.blame.collateral[0].what.find("ALLREDUCE (SeqNum 1201)") != std::string::npos);
+  CHECK(d.blame.collateral[1].ranks == std::vector<int>{4, 5, 7});
+  CHECK(d.blame.claim_wrong);
+  CHECK(d.blame.claim.ranks == std::vector<int>{2, 6});
+  const DxFinding* init = find(d, "initiating-failure");
+  REQUIRE(init != nullptr);
+  CHECK(init->f.ranks == std::vector<int>{6});
+  CHECK(init->verify.find("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True") == 0);
+  REQUIRE_FALSE(init->evidence.empty());
+  CHECK(init->evidence[0].file.find("node02.log") != std::string::npos);
+  CHECK(init->evidence[0].line == 9);
+  every_finding_has_fix_and_verify(d);
+  nlohmann::json j = diagnosis_json(d, r);
+  CHECK(j["diagnosis"]["initiating"]["ranks"] == nlohmann::json::array({6}));
+  CHECK(j["diagnosis"]["launcher_claim"]["correct"] == false);
+  CHECK(j["nranks"] == 8);
+  CHECK(j["nhosts"] == 2);
+  std::string text = render_diagnosis(d, r);
+  CHECK(text.rfind("Started by: rank 6 on node02", 0) == 0);
+}
+
+TEST_CASE("NCCL versions over three nodes' files: the live gate's finding, same ranks and hosts") {
+  LogReader r;
+  read_dir(&r, "versions_three_nodes");
+  Diagnosis d = diagnose(r);
+  const DxFinding* v = find(d, "nccl-version-mismatch");
+  REQUIRE(v != nullptr);
+  CHECK(v->f.ranks == std::vector<int>{2, 3});
+  CHECK(v->f.hosts == std::vector<std::string>{"node02"});
+  CHECK(v->f.expected == "2.26.2");
+  CHECK(v->f.found == "2.27.3");
+  CHECK(v->verify.find("mpirun -np 1 -H node02") == 0);
+
+  // The live gate on the same six ranks.
+  std::vector<RankRecord> live;
+  for (int rank = 0; rank < 6; ++rank) {
+    RankRecord rec;
+    rec.rank = rank;
+    rec.host = rank < 2 ? "node01" : rank < 4 ? "node02" : "node03";
+    rec.nccl.status = NcclStatus::ok;
+    rec.nccl.version = rank == 2 || rank == 3 ? "2.27.3" : "2.26.2";
+    rec.nccl.cuda_build = "12.2";
+    rec.cuda_driver.status = DriverStatus::ok;
+    live.push_back(rec);
+  }
+  const Finding* gate = nullptr;
+  auto found = judge(group_records(live), {}, JudgeOptions{});
+  for (const auto& f : found)
+    if (f.code == "nccl-version-mismatch") gate = &f;
+  REQUIRE(gate != nullptr);
+  CHECK(gate->ranks == v->f.ranks);
+  CHECK(gate->hosts == v->f.hosts);
+  CHECK(gate->expected == v->f.expected);
+  CHECK(gate->found == v->f.found);
+  // The version difference is what started it: the NCCL errors on other ranks followed.
+  REQUIRE(d.blame.found);
+  CHECK(d.blame.initiating.ranks == std::vector<int>{2, 3});
+  every_finding_has_fix_and_verify(d);
+}
+
+TEST_CASE("one rank's lines never pass: exit 2 with what to add") {
+  LogReader r;
+  r.read_text(
+      "us-gpu012:423:423 [0] NCCL INFO Broadcast: opCount 0 sendbuff 0x1 recvbuff 0x1 count 8 datatype 0 op 0 root 0 comm 0x16 [nranks=2] stream 0x1\n"
+      "us-gpu012:423:423 [0] NCCL INFO Broadcast: opCount 1 sendbuff 0x1 recvbuff 0x1 count 8 datatype 0 op 0 root 0 comm 0x16 [nranks=2] stream 0x1\n",
+      "paste.log");
+  r.finish();
+  Diagnosis d = diagnose(r);
+  CHECK(d.exit_code == 2);
+  CHECK(d.verdict == "inconclusive");
+  REQUIRE(find(d, "diagnose-inconclusive") != nullptr);
+  CHECK(d.inconclusive.find("holds process us-gpu012:423 only") != std::string::npos);
+  CHECK(d.inconclusive.find("add the other ranks' logs") != std::string::npos);
+}
+
+TEST_CASE("nothing readable: exit 2 naming what to add") {
+  LogReader r;
+  r.read_text(std::string("\x7f" "ELF\x02\x01\x01\0\0\0garbage\n", 19), "a.out");
+  r.finish();
+  Diagnosis d = diagnose(r);
+  CHECK(d.exit_code == 2);
+  CHECK(d.inconclusive.find("no NCCL, PyTorch or launcher records") == 0);
+}
+
+TEST_CASE("NCCL RAS's outlier behind the others is the rank that never launched the collective") {
+  LogReader r;
+  r.read_text(
+      "#0-0 (9a41c2f7d3e8b510) MISMATCH\n"
+      "  Communicator ranks have different AllReduce operation counts\n"
+      "  7 ranks have launched up to operation 1201\n"
+      "  Rank 5 has launched up to operation 1200 -- GPU 5 managed by process 3402 on node node02\n",
+      "ras.txt");
+  r.finish();
+  Diagnosis d = diagnose(r);
+  const DxFinding* f = find(d, "collective-missing");
+  REQUIRE(f != nullptr);
+  CHECK(f->f.ranks == std::vector<int>{5});
+  CHECK(d.exit_code == 1);
+  REQUIRE(d.blame.found);
+  CHECK(d.blame.initiating.ranks == std::vector<int>{5});
+}

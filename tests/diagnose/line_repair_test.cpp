@@ -1,0 +1,103 @@
+// diagnose/line_repair: every launcher, paste and terminal prefix of issue 10 item 2.
+#include <catch2/catch.hpp>
+
+#include "diagnose/line_repair.h"
+
+using namespace denpex::diag;
+
+namespace {
+std::string rest(std::string line, LineLabel* lab) {
+  std::string_view v = repair_line(&line, lab);
+  return std::string(v);
+}
+}  // namespace
+
+TEST_CASE("torchrun [rankN]: and a paste tool's counter") {
+  LineLabel lab;
+  CHECK(rest("[80746] [rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog", &lab) ==
+        "[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog");
+  CHECK(lab.rank == 0);
+  REQUIRE(lab.when.known());
+  CHECK(lab.when.text() == "03-21 02:07:08");
+}
+
+TEST_CASE("srun --label task and Open MPI --tag-output") {
+  LineLabel a;
+  CHECK(rest("11: node01:1:2 [0] NCCL INFO x", &a) == "node01:1:2 [0] NCCL INFO x");
+  CHECK(a.task == 11);
+  CHECK(a.rank == -1);
+  LineLabel b;
+  CHECK(rest("[1,3]<stdout>:node02:9:9 [1] NCCL INFO y", &b) == "node02:9:9 [1] NCCL INFO y");
+  CHECK(b.rank == 3);
+  LineLabel c;
+  CHECK(rest("[1,12]<stderr>:Traceback (most recent call last):", &c) == "Traceback (most recent call last):");
+  CHECK(c.rank == 12);
+}
+
+TEST_CASE("Ray worker prefix with and without ANSI colour") {
+  LineLabel a;
+  CHECK(rest("(RayTrainWorker pid=615, ip=10.72.7.6) host:615:1 [2] NCCL INFO z", &a) == "host:615:1 [2] NCCL INFO z");
+  CHECK(a.worker == "10.72.7.6:615");
+  CHECK(a.host == "10.72.7.6");
+  LineLabel b;
+  CHECK(rest("\x1b[36m(RayTrainWorker pid=22754, ip=10.72.12.6)\x1b[0m [E ProcessGroupNCCL.cpp:821] [Rank 21] W", &b) ==
+        "[E ProcessGroupNCCL.cpp:821] [Rank 21] W");
+  CHECK(b.worker == "10.72.12.6:22754");
+}
+
+TEST_CASE("host [stderr], IP labels, host | timestamp |, [RANK N] ts [LEVEL]") {
+  LineLabel a;
+  CHECK(rest("node07 [stderr] RuntimeError: boom", &a) == "RuntimeError: boom");
+  CHECK(a.host == "node07");
+  LineLabel b;
+  CHECK(rest("10.0.0.3: node03:1:1 [0] NCCL INFO q", &b) == "node03:1:1 [0] NCCL INFO q");
+  CHECK(b.host == "10.0.0.3");
+  LineLabel c;
+  CHECK(rest("node03 | 2024-06-02 08:15:11 | text here", &c) == "text here");
+  CHECK(c.host == "node03");
+  CHECK(c.when.text() == "06-02 08:15:11");
+  LineLabel d;
+  CHECK(rest("[RANK 5] 2024-06-02 08:15:13 [ERROR] torch.distributed.DistBackendError: x", &d) ==
+        "torch.distributed.DistBackendError: x");
+  CHECK(d.rank == 5);
+}
+
+TEST_CASE("timestamps with and without seconds order correctly") {
+  LineLabel a, b;
+  rest(" 2025-02-18 12:54 [rank13]:[E218 04:54:22.864467604 X] y", &a);
+  CHECK(a.rank == 13);
+  CHECK(a.when.precision == 60LL * 1000000);
+  CHECK(a.when.text() == "02-18 12:54");
+  rest("2025-02-18T12:54:30.5Z z", &b);
+  CHECK(b.when.precision == 1);
+  // 12:54 (minute precision) cannot be told apart from 12:54:30.
+  CHECK(When::compare(a.when, b.when) == 0);
+  LineLabel c;
+  rest("2025-02-18 12:55:01 z", &c);
+  CHECK(When::compare(a.when, c.when) < 0);
+}
+
+TEST_CASE("numbers past 64 bits and past any rank are labels, not ranks") {
+  LineLabel a;
+  CHECK(rest("1732900000123: node01:1:1 [0] NCCL INFO x", &a) == "node01:1:1 [0] NCCL INFO x");
+  CHECK(a.task == -1);
+  LineLabel b;
+  CHECK(rest("99999999999999999999999999: RuntimeError: x", &b) == "RuntimeError: x");
+  CHECK(b.task == -1);
+  LineLabel c;
+  CHECK(rest("[rank2147483648]: text", &c) == "text");
+  CHECK(c.rank == -1);
+  long long v = 0;
+  size_t n = 0;
+  CHECK_FALSE(parse_dec("99999999999999999999", &v, &n));
+  CHECK(n == 20);
+  unsigned long long u = 0;
+  CHECK_FALSE(parse_hex("0x1ffffffffffffffff", &u, &n));
+}
+
+TEST_CASE("a terminal's wrap marker is removed and noted") {
+  LineLabel a;
+  CHECK(rest("us-gpu012:423:423 [0] NCCL INFO Broadcast: opCount 0 coun$", &a) ==
+        "us-gpu012:423:423 [0] NCCL INFO Broadcast: opCount 0 coun");
+  CHECK(a.wrapped);
+}

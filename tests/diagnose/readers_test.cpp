@@ -1,0 +1,311 @@
+// diagnose/log_reader: each record format of issue 10 item 1, read from the text a user pastes.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "diagnose/log_reader.h"
+
+using namespace denpex;
+using namespace denpex::diag;
+
+namespace {
+
+LogReader read(const std::string& text) {
+  LogReader r;
+  r.read_text(text, "t.log");
+  r.finish();
+  return r;
+}
+
+const Fact* fact(const LogReader& r, Fact::Kind k) {
+  for (const auto& f : r.facts)
+    if (f.kind == k) return &f;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("watchdog: new format with PG GUID, old without NumelIn, oldest without SeqNum") {
+  LogReader r = read(
+      "[rank13]:[E218 04:54:22.864467604 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective operation timeout: "
+      "WorkNCCL(SeqNum=216, OpType=ALLTOALL_BASE, NumelIn=1379328, NumelOut=1572864, Timeout(ms)=600000) ran for 600045 ms\n"
+      "[rank13]:[E218 04:54:22.864535778 ProcessGroupNCCL.cpp:1795] [PG ID 11 PG GUID 119(tp) Rank 1] Exception (either an "
+      "error or timeout) detected by watchdog at work: 216, last enqueued NCCL work: 220, last completed NCCL work: 215.\n"
+      "[E ProcessGroupNCCL.cpp:821] [Rank 21] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5020, "
+      "OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1808397 milliseconds before timing out.\n"
+      "[E ProcessGroupNCCL.cpp:566] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(OpType=BROADCAST, "
+      "Timeout(ms)=1800000) ran for 1800520 milliseconds before timing out.\n"
+      "[rank2]:[E514 10:42:05.1 ProcessGroupNCCL.cpp:1664] [PG 1 (dp) Rank 0] Timeout at NCCL work: 151, last enqueued "
+      "NCCL work: 152, last completed NCCL work: 150.\n");
+  REQUIRE(r.watch.size() == 5);
+  CHECK(r.watch[0].who.rank == 13);
+  CHECK(r.watch[0].seq == 216);
+  CHECK(r.watch[0].op == "ALLTOALL_BASE");
+  CHECK(r.watch[0].numel_in == 1379328);
+  CHECK(r.watch[0].numel_out == 1572864);
+  CHECK(r.watch[1].group == "PG 119(tp)");
+  CHECK(r.watch[1].group_rank == 1);
+  CHECK(r.watch[1].last_enqueued == 220);
+  CHECK(r.watch[1].last_completed == 215);
+  CHECK(r.watch[1].seq == 216);
+  CHECK(r.watch[2].who.rank == 21);  // old format: "[Rank 21]" of a one-group job
+  CHECK(r.watch[2].numel_in == -1);
+  CHECK(r.watch[3].seq == -1);
+  CHECK(r.watch[3].op == "BROADCAST");
+  CHECK(r.watch[4].group == "PG 1 (dp)");
+  CHECK(r.watch[4].seq == 151);
+  CHECK(r.watch[4].last_enqueued == 152);
+  CHECK(std::count_if(r.failures.begin(), r.failures.end(), [](const Failure& f) { return f.kind == Failure::Kind::timeout; }) == 5);
+}
+
+TEST_CASE("DETAIL fingerprints: both sides, the old 'inconsistent collective' form, comma-less SequenceNumber") {
+  LogReader r = read(
+      "[rank1]: RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective: "
+      "CollectiveFingerPrint(SequenceNumber=3104, OpType=ALLREDUCE, TensorShape=[195812480], TensorDtypes=BFloat16, "
+      "TensorDeviceTypes=TensorOptions(dtype=float (default), device=cuda)), but Rank 0 is running collective: "
+      "CollectiveFingerPrint(SequenceNumber=3104, OpType=ALLREDUCE, TensorShape=[51123456], TensorDtypes=BFloat16, "
+      "TensorDeviceTypes=TensorOptions(dtype=float (default), device=cuda)).\n"
+      "RuntimeError: Detected mismatch between collectives on ranks. Rank 0 is running inconsistent collective: "
+      "CollectiveFingerPrint(OpType=BROADCAST, TensorShape=[4, 8], TensorDtypes=Float, TensorDeviceTypes=cuda)\n"
+      "RuntimeError: Detected mismatch between collectives on ranks. Rank 2 is running collective: "
+      "CollectiveFingerPrint(SequenceNumber=0OpType=REDUCE, TensorShape=[10], TensorDtypes=Float), but Rank 3 is running "
+      "collective: CollectiveFingerPrint(SequenceNumber=0OpType=ALLREDUCE, TensorShape=[10], TensorDtypes=Float)\n");
+  REQUIRE(r.watch.size() == 5);
+  CHECK(r.watch[0].fingerprint);
+  CHECK(r.watch[0].who.rank == 1);
+  CHECK(r.watch[0].seq == 3104);
+  CHECK(r.watch[0].numel_in == 195812480);
+  CHECK(r.watch[1].who.rank == 0);
+  CHECK(r.watch[1].numel_in == 51123456);
+  CHECK(r.watch[2].who.rank == 0);
+  CHECK(r.watch[2].op == "BROADCAST Float");
+  CHECK(r.watch[2].numel_in == 32);
+  CHECK(r.watch[3].seq == 0);
+  CHECK(r.watch[3].op == "REDUCE Float");
+  CHECK(r.watch[4].op == "ALLREDUCE Float");
+}
+
+TEST_CASE("desync debug report names who never joined") {
+  LogReader r = read(
+      "[rank0]:[E ProcessGroupNCCL.cpp:1123] [Rank 0] Desync report:\n"
+      "\t - To our best knowledge, the lagging/dead/mismatched ranks that caused the desync are:\n"
+      "\t   - [3] finished collective #10, but didn't join collective #11 (count from 1)\n"
+      "\t - Snapshot of ranks' latest states:\n"
+      "\t - To our best knowledge, ranks [5, 6] are the lagging ranks that caused this timeout. They never joined any collectives\n");
+  std::vector<int> ranks;
+  for (const auto& f : r.failures)
+    if (f.kind == Failure::Kind::never_joined) ranks.push_back(f.who.rank);
+  std::sort(ranks.begin(), ranks.end());
+  CHECK(ranks == std::vector<int>{3, 5, 6});
+}
+
+TEST_CASE("fr_trace: errors with culprit lines, missing ranks") {
+  LogReader r = read(
+      "Collective sequence number: 12 has errors\n"
+      "group info: 0:default_pg\n"
+      "collective: nccl:all_reduce\n"
+      "input sizes: [[1025]]\n"
+      "world size: 4\n"
+      "Culprit rank 3; Error type: SIZE_OR_SYNTAX_MISMATCH, Expected input sizes: '[[1025]]' does not match found input sizes: '[[262144]]'\n"
+      "\n"
+      "Not all ranks joining collective: sequence number: 31117\n"
+      "group info: 0:default_pg\n"
+      "collective: nccl:all_reduce\n"
+      "missing ranks: {3, 4, 5, 6, 7}\n"
+      "world size: 8\n");
+  REQUIRE(r.reported.size() == 2);
+  CHECK(r.reported[0].kind == Reported::Kind::fr_errors);
+  CHECK(r.reported[0].seq == 12);
+  CHECK(r.reported[0].ranks == std::vector<int>{3});
+  CHECK(r.reported[0].detail.find("SIZE_OR_SYNTAX_MISMATCH") == 0);
+  CHECK(r.reported[1].kind == Reported::Kind::fr_missing_ranks);
+  CHECK(r.reported[1].seq == 31117);
+  CHECK(r.reported[1].ranks == std::vector<int>{3, 4, 5, 6, 7});
+  CHECK(r.reported[1].world == 8);
+  CHECK(r.reported[1].group == "0:default_pg");
+}
+
+TEST_CASE("NCCL WARN lines: mismatch, version mismatch, truncated message, NET/IB mismatch") {
+  LogReader r = read(
+      "node-1:39719:39719 [3] init.cu:1197 NCCL WARN Mismatched collective detected, please check your collective calls at and around rank 11. You can use ...\n"
+      "node01:21733:21790 [0] init.cc:1463 NCCL WARN Mismatched NCCL version detected : rank 0 version 22602 rank 2 version 22703\n"
+      "1: host-2:4827:6900 [4] bootstrap.cc:77 NCCL WARN Message truncated : received 256 bytes instead of 4\n"
+      "host-3:11:12 [0] NCCL WARN NET/IB : collective mismatch error, local size 4096 remote size 8192\n");
+  REQUIRE(r.reported.size() == 4);
+  CHECK(r.reported[0].kind == Reported::Kind::nccl_mismatch);
+  CHECK(r.reported[0].ranks == std::vector<int>{11});
+  CHECK(r.reported[1].kind == Reported::Kind::nccl_version);
+  CHECK(r.reported[2].kind == Reported::Kind::truncated);
+  CHECK(r.reported[2].who.host == "host-2");
+  CHECK(r.reported[3].kind == Reported::Kind::net_mismatch);
+  // NCCL's own version comparison gives a version fact for each rank it names.
+  int versions = 0;
+  for (const auto& f : r.facts)
+    if (f.kind == Fact::Kind::nccl_version && (f.a == "2.26.2" || f.a == "2.27.3")) ++versions;
+  CHECK(versions == 2);
+}
+
+TEST_CASE("version, driver, plugin and settings lines") {
+  LogReader r = read(
+      "NCCL version 2.20.5+cuda12.4\n"
+      "node01:1:1 [0] NCCL INFO NCCL version 2.26.2+cuda12.2\n"
+      "node01:1:1 [0] NCCL INFO cudaDriverVersion 12040\n"
+      "node01:1:9 [0] NCCL INFO NET/Plugin: Loaded net plugin NCCL RDMA Plugin (v8)\n"
+      "HGX-11:18226:18274 [5] NCCL INFO NET/Plugin: Could not find: libnccl-net.so. Using internal network plugin.\n"
+      "node01:1:1 [0] NCCL INFO NCCL_PROTO set by environment to Simple\n"
+      "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1275, unhandled system error, NCCL version 2.14.3\n");
+  int versions = 0;
+  for (const auto& f : r.facts)
+    if (f.kind == Fact::Kind::nccl_version) ++versions;
+  CHECK(versions == 3);
+  REQUIRE(fact(r, Fact::Kind::driver_cuda) != nullptr);
+  CHECK(fact(r, Fact::Kind::driver_cuda)->a == "12.4");
+  REQUIRE(fact(r, Fact::Kind::plugin_loaded) != nullptr);
+  CHECK(fact(r, Fact::Kind::plugin_loaded)->b == "ncclNetPlugin_v8");
+  REQUIRE(fact(r, Fact::Kind::plugin_missing) != nullptr);
+  CHECK(fact(r, Fact::Kind::plugin_missing)->who.host == "HGX-11");
+  REQUIRE(fact(r, Fact::Kind::nccl_env) != nullptr);
+  CHECK(fact(r, Fact::Kind::nccl_env)->a == "NCCL_PROTO");
+  CHECK(fact(r, Fact::Kind::nccl_env)->b == "Simple");
+}
+
+TEST_CASE("Python tracebacks: ABI, driver, stub, NVML, OOM, rank code") {
+  LogReader r = read(
+      "[rank0]: ImportError: /opt/venv/lib/python3.10/site-packages/torch/lib/libtorch_cuda.so: undefined symbol: ncclCommRegister\n"
+      "[rank1]: RuntimeError: The NVIDIA driver on your system is too old (found version 11040).\n"
+      "[rank2]: RuntimeError: CUDA driver version is insufficient for CUDA runtime version\n"
+      "[rank3]: RuntimeError: CUDA error: CUDA_ERROR_STUB_LIBRARY (34) loading /usr/local/cuda/lib64/stubs/libcuda.so\n"
+      "[rank4]: Failed to initialize NVML: Driver/library version mismatch\n"
+      "[rank5]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.\n"
+      "[rank6]: ValueError: batch has no images\n"
+      "[rank7]: RuntimeError: NCCL communicator was aborted on rank 7.\n");
+  REQUIRE(fact(r, Fact::Kind::undefined_symbol) != nullptr);
+  CHECK(fact(r, Fact::Kind::undefined_symbol)->a == "ncclCommRegister");
+  CHECK(fact(r, Fact::Kind::undefined_symbol)->b.find("libtorch_cuda.so") != std::string::npos);
+  CHECK(fact(r, Fact::Kind::driver_too_old) != nullptr);
+  REQUIRE(fact(r, Fact::Kind::driver_stub) != nullptr);
+  CHECK(fact(r, Fact::Kind::driver_stub)->a == "/usr/local/cuda/lib64/stubs/libcuda.so");
+  CHECK(fact(r, Fact::Kind::nvml_mismatch) != nullptr);
+  const Failure* oom = nullptr;
+  const Failure* value = nullptr;
+  const Failure* aborted = nullptr;
+  for (const auto& f : r.failures) {
+    if (f.kind == Failure::Kind::oom) oom = &f;
+    if (f.what.find("ValueError") == 0) value = &f;
+    if (f.who.rank == 7) aborted = &f;
+  }
+  REQUIRE(oom != nullptr);
+  CHECK(oom->who.rank == 5);
+  CHECK(oom->hint == "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True");
+  REQUIRE(value != nullptr);
+  CHECK(value->kind == Failure::Kind::own_error);
+  REQUIRE(aborted != nullptr);
+  CHECK(aborted->kind == Failure::Kind::aborted);
+}
+
+TEST_CASE("torchrun ChildFailedError summary") {
+  LogReader r = read(
+      "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
+      "============================================================\n"
+      "train.py FAILED\n"
+      "------------------------------------------------------------\n"
+      "Failures:\n"
+      "[1]:\n"
+      "  time      : 2024-05-14_10:42:06\n"
+      "  host      : node01\n"
+      "  rank      : 0 (local_rank: 0)\n"
+      "  exitcode  : -15 (pid: 2344)\n"
+      "  error_file: <N/A>\n"
+      "  traceback : Signal 15 (SIGTERM) received by PID 2344\n"
+      "------------------------------------------------------------\n"
+      "Root Cause (first observed failure):\n"
+      "[0]:\n"
+      "  time      : 2024-05-14_10:42:06\n"
+      "  host      : node01\n"
+      "  rank      : 2 (local_rank: 2)\n"
+      "  exitcode  : -6 (pid: 2346)\n"
+      "  error_file: <N/A>\n"
+      "  traceback : Signal 6 (SIGABRT) received by PID 2346\n"
+      "============================================================\n");
+  REQUIRE(r.launcher.size() == 2);
+  CHECK(r.launcher[0].rank == 0);
+  CHECK_FALSE(r.launcher[0].root_cause);
+  CHECK(r.launcher[0].signal == "SIGTERM");
+  CHECK(r.launcher[1].rank == 2);
+  CHECK(r.launcher[1].root_cause);
+  CHECK(r.launcher[1].host == "node01");
+  CHECK(r.launcher[1].exitcode == "-6");
+  CHECK(r.launcher[1].when.text() == "05-14 10:42:06");
+}
+
+TEST_CASE("COLL: NCCL 2.4 Init without busId/commId, glued records, a wrapped record, a body on a later line") {
+  std::string text =
+      "a:1:1 [0] NCCL INFO comm 0x10 rank 0 nranks 2 cudaDev 0 nvmlDev 0 - Init COMPLETE\n"
+      "b:2:2 [1] NCCL INFO comm 0x20 rank 1 nranks 2 cudaDev 1 nvmlDev 1 - Init COMPLETE\n"
+      "a:1:1 [0] NCCL INFO AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x1 count 1024 datatype 7 op 0 root 0 comm 0x10 [nranks=2] stream 0x5"
+      "b:2:2 [1] NCCL INFO AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x1 count 1024 datatype 7 op 0 root 0 comm 0x20 [nranks=2] stream 0x5\n"
+      "a:1:1 [0] NCCL INFO Broadcast: opCount 1 sendbuff 0x1 recvbuff 0x1 coun$\n"
+      " 8 datatype 0 op 0 root 0 comm 0x10 [nranks=2] stream 0x5\n"
+      "b:2:2 [1] NCCL INFO Broadcast: opCount 1 sendbuff 0x1 recvbuff 0x1\n"
+      "some other output\n"
+      "count 8 datatype 0 op 0 root 0 comm 0x20 [nranks=2] stream 0x5\n";
+  LogReader r = read(text);
+  CHECK(r.coll_calls == 4);
+  CHECK(r.unreadable.count == 0);
+  REQUIRE(r.coll.sequences.size() == 2);
+  for (const auto& s : r.coll.sequences) {
+    CHECK(s.comm == "nranks=2");
+    CHECK(s.nranks == 2);
+  }
+}
+
+TEST_CASE("lines that look like records but cannot be read are counted and sampled") {
+  LogReader r = read(
+      "a:1:1 [0] NCCL INFO AllReduce: opCount zz sendbuff 0x1 recvbuff 0x1 count 1 datatype 7 op 0 root 0 comm 0x10 [nranks=2] stream 0x5\n"
+      "a:1:1 [0] NCCL INFO AllReduce: opCount 1 sendbuff 0x1 recvbuff 0x1 count 1 datatype 7 op 0 root 0 comm 0x10 [nranks=2147483648] stream 0x5\n"
+      "a:1:1 [0] NCCL INFO comm 0x10 rank 5 nranks 2147483648 cudaDev 0 - Init COMPLETE\n");
+  CHECK(r.unreadable.count == 3);
+  REQUIRE(r.unreadable.samples.size() == 3);
+  CHECK(r.unreadable.samples[1].line == 2);
+  CHECK(r.coll_calls == 0);
+}
+
+TEST_CASE("binary data and a 1 MB line: bounded, counted, no crash") {
+  std::string bin;
+  for (int i = 0; i < 200000; ++i) bin.push_back(static_cast<char>((i * 131) % 256));
+  std::string longline(1 << 20, 'x');
+  longline += " NCCL INFO AllReduce: opCount 0\n";
+  LogReader r = read(bin + "\n" + longline + "ok line\n");
+  CHECK(r.lines >= 3);
+  CHECK(r.unreadable.count >= 1);
+  for (const auto& s : r.unreadable.samples) CHECK(s.text.size() <= kEvidenceChars);
+}
+
+TEST_CASE("NCCL RAS: different operation counts, the outlier ranks and their counts") {
+  LogReader r = read(
+      "Warnings\n"
+      "========\n"
+      "\n"
+      "#0-0 (9a41c2f7d3e8b510) MISMATCH\n"
+      "  Communicator ranks have different AllReduce operation counts\n"
+      "  7 ranks have launched up to operation 1201\n"
+      "  Rank 5 has launched up to operation 1200 -- GPU 5 managed by process 3402 on node node02\n"
+      "\n");
+  REQUIRE(r.reported.size() == 1);
+  const Reported& x = r.reported[0];
+  CHECK(x.kind == Reported::Kind::ras_counts);
+  CHECK(x.op == "AllReduce");
+  CHECK(x.ranks == std::vector<int>{5});
+  CHECK(x.counts == std::vector<long long>{1200});
+  CHECK(x.majority_ranks == 7);
+  CHECK(x.majority_count == 1201);
+}
+
+TEST_CASE("records cut right after their tags do not throw (fuzzer finds)") {
+  LogReader r = read(
+      "[rank0]:[E321 02:07:08.4 ProcessGroupNCCL.cpp:607] [PG WorkNCCL(SeqNum=1, OpType=ALLREDUCE\n"
+      "[rank0]: lagging ranks that caused this timeout - [5\n"
+      "[E ProcessGroupNCCL.cpp:1] [PG 3 Rank 1] last enqueued NCCL work: 9\n");
+  CHECK(r.watch.size() == 2);
+  CHECK(r.failures.size() >= 3);
+}

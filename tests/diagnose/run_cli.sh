@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# `denpex-probe diagnose` end to end: the multi-node fixtures, standard input, a long generated
+# log with lost lines, hostile input, and the usage errors of issue 11.
+# usage: run_cli.sh DRIVER FIXTURE_DIR GEN_COLL_LOG
+set -u
+drv=$1 fx=$2 gen=$3
+command -v jq >/dev/null || { echo "FAIL: jq missing"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+expect() {  # expect CODE DESCRIPTION ARGS...
+  want=$1 what=$2; shift 2
+  timeout 120 "$drv" "$@" >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  [ $rc -eq "$want" ] || { echo "FAIL: $what: exit $rc, expected $want"; head -c 2000 "$tmp/out"; cat "$tmp/err"; fail=1; }
+}
+check() {  # check DESCRIPTION JQ-EXPRESSION [FILE]
+  jq -e "$2" "${3:-$tmp/j.json}" >/dev/null || { echo "FAIL: $1"; jq -c . "${3:-$tmp/j.json}" | head -c 3000; echo; fail=1; }
+}
+
+# Multi-node: OOM on node02 rank 6; torchrun on node01 blames rank 2, which only timed out.
+expect 1 "oom fixture" diagnose "$fx/oom_two_nodes" --json "$tmp/j.json"
+check "initiating rank 6 on node02" '.diagnosis.initiating.ranks == [6] and .diagnosis.initiating.hosts == ["node02"] and (.diagnosis.initiating.what | test("OutOfMemoryError"))'
+check "collateral ranks 0-3 timed out, 4,5,7 stopped" '[.diagnosis.collateral[].ranks] == [[0,1,2,3],[4,5,7]]'
+check "launcher claim is wrong" '.diagnosis.launcher_claim.correct == false and (.diagnosis.launcher_claim.note | test("names rank 2"))'
+check "finding with evidence, fix and verify" '.findings[0].code == "initiating-failure" and .findings[0].evidence[0].line == 9 and (.findings[0].verify | test("PYTORCH_CUDA_ALLOC_CONF"))'
+head -1 "$tmp/out" | grep -q "^Started by: rank 6 on node02" || { echo "FAIL: human report does not lead with the initiating rank"; head -3 "$tmp/out"; fail=1; }
+sed -n 2p "$tmp/out" | grep -q "^Followed: " || { echo "FAIL: human report's second line is not the collateral"; fail=1; }
+
+# The same logs as one paste on standard input.
+cat "$fx"/oom_two_nodes/node01.log "$fx"/oom_two_nodes/node02.log | timeout 60 "$drv" diagnose - --json "$tmp/j.json" >/dev/null 2>&1
+[ $? -eq 1 ] || { echo "FAIL: stdin paste exit code"; fail=1; }
+check "stdin: initiating rank 6" '.diagnosis.initiating.ranks == [6] and .inputs.files == ["-"]'
+
+# Version evidence spread over three nodes' files, three launchers' prefixes.
+expect 1 "versions fixture" diagnose "$fx/versions_three_nodes" --json "$tmp/j.json"
+check "nccl-version-mismatch blames ranks 2-3 on node02" '[.findings[] | select(.code == "nccl-version-mismatch")][0] | .ranks == [2,3] and .hosts == ["node02"] and .expected == "2.26.2" and .found == "2.27.3"'
+check "verify runs the gate on node02" '[.findings[] | select(.code == "nccl-version-mismatch")][0].verify | test("^mpirun -np 1 -H node02 ")'
+
+# A long log: 16 ranks, 30,000 steps, rank 15 diverges at step 25,000, and rank 5 lost three lines.
+"$gen" "$tmp/long.log" 16 30000 25000 || { echo "FAIL: generator"; exit 1; }
+grep -n 'gpu-node001:41005:41005 .*opCount \(1f4\|2710\|4e20\) ' "$tmp/long.log" | cut -d: -f1 | sort -rn | while read -r n; do sed -i "${n}d" "$tmp/long.log"; done
+expect 1 "long log" diagnose "$tmp/long.log" --json "$tmp/j.json"
+check "long log: rank 15 at position 25000, args mismatch" '[.findings[] | select(.code == "collective-args-mismatch")][0] | .ranks == [15] and .seq == 25000'
+check "long log: lost lines counted for rank 5, not blamed" '[.findings[] | select(.code == "diagnose-lines-lost")][0].message | test("rank 5 \\(3\\)")'
+check "long log: rank 5 blamed nowhere" '[.findings[] | select(.severity == "error") | .ranks[]] | index(5) == null'
+check "long log: evidence is the diverging line" '[.findings[] | select(.code == "collective-args-mismatch")][0].evidence[0].text | test("opCount 61a8 .* count 1048577 ")'
+
+# Saved rank records among the inputs are judged by the gate's rules.
+src=$(dirname "$fx")/../fixtures/compare/rank_ok.json
+for r in 0 1 2; do
+  v=2.28.9; [ $r = 2 ] && v=2.27.3
+  jq --argjson r $r --arg v $v '.rank = $r | .host = "n\($r)" | .nccl.version = $v' "$src" >"$tmp/rank$r.json"
+done
+expect 1 "saved records with a log" diagnose "$tmp/rank0.json" "$tmp/rank1.json" "$tmp/rank2.json" --json "$tmp/j.json"
+check "saved records: nccl-version-mismatch blames rank 2" '[.findings[] | select(.code == "nccl-version-mismatch")][0] | .ranks == [2] and .hosts == ["n2"] and (.verify | test("-H n2 "))'
+
+# Hostile input: binary, a 1 MB line, a 13-digit prefix, a rank count of 2^31.
+head -c 300000 /dev/zero | tr '\0' '\377' >"$tmp/bin.dat"
+awk 'BEGIN { srand(1); for (i = 0; i < 200000; i++) printf "%c", int(rand() * 256); }' >>"$tmp/bin.dat"
+expect 2 "binary file" diagnose "$tmp/bin.dat"
+[ "$(wc -l <"$tmp/err")" -eq 1 ] || { echo "FAIL: binary: not one stderr line"; cat "$tmp/err"; fail=1; }
+{ head -c 1048576 /dev/zero | tr '\0' 'x'; echo " NCCL INFO AllReduce: opCount 0"; } >"$tmp/long_line.log"
+expect 2 "1 MB line" diagnose "$tmp/long_line.log" --json "$tmp/j.json"
+check "1 MB line counted unreadable" '.inputs.unreadable == 1 and (.inputs.unreadable_samples[0].text | length) <= 300'
+printf '1732900000123: node01:1:1 [0] NCCL INFO AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x1 count 8 datatype 7 op 0 root 0 comm 0x1 [nranks=2] stream 0x1\n' >"$tmp/stamp.log"
+expect 2 "13-digit prefix" diagnose "$tmp/stamp.log"
+grep -q "could not decide" "$tmp/err" || { echo "FAIL: 13-digit prefix: no clear line"; cat "$tmp/err"; fail=1; }
+printf 'a:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 2147483648 cudaDev 0 - Init COMPLETE\na:1:1 [0] NCCL INFO AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x1 count 8 datatype 7 op 0 root 0 comm 0x1 [nranks=2147483648] stream 0x1\n' >"$tmp/huge.log"
+expect 2 "rank count 2^31" diagnose "$tmp/huge.log" --json "$tmp/j.json"
+check "2^31 ranks: both lines unreadable" '.inputs.unreadable == 2'
+
+# Usage: missing path; options that mean nothing offline are refused (issue 11).
+expect 2 "missing path" diagnose "$tmp/nope.log"
+[ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "nope.log" "$tmp/err" || { echo "FAIL: missing path: stderr"; cat "$tmp/err"; fail=1; }
+for sub in collectives diagnose; do
+  expect 2 "$sub --prometheus" "$sub" --prometheus "$tmp/p.prom" "$fx/oom_two_nodes"
+  grep -q -- "--prometheus cannot be used with $sub" "$tmp/err" || { echo "FAIL: $sub --prometheus message"; cat "$tmp/err"; fail=1; }
+  expect 2 "$sub --baseline" "$sub" --baseline "$tmp/b.json" "$fx/oom_two_nodes"
+  grep -q -- "--baseline cannot be used with $sub" "$tmp/err" || { echo "FAIL: $sub --baseline message"; cat "$tmp/err"; fail=1; }
+done
+[ $fail -eq 0 ] && echo PASS
+exit $fail
