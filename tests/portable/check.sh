@@ -55,11 +55,7 @@ for f in "${elves[@]}"; do
 done
 
 echo "--- 2. NEEDED entries"
-# libmpi: the probe loads its MPI transport plugin only in MPI mode (collect/mpi_plugin). A tree
-# from before that change still links MPI; then the bare-root runs below cannot work either.
-plugins=no
-probe_links_mpi=
-[ -d "$src/collect/mpi_plugin" ] && plugins=yes
+# libmpi: the probe loads its MPI transport plugin (collect/mpi_plugin) only in MPI mode.
 for f in "${elves[@]}"; do
   needed=$(readelf -d "$unpacked/$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
   echo "     $f: $needed"
@@ -69,12 +65,7 @@ for f in "${elves[@]}"; do
   for lib in $needed; do
     case $lib in
       libstdc++* | libgcc_s* | libfmt*) fail "$f needs $lib" ;;
-      libmpi*)
-        if [ "$plugins" = yes ]; then fail "$f needs $lib (MPI must be loaded, not linked)"
-        else
-          echo "WARN: $f needs $lib: this tree has no collect/mpi_plugin (issue 15 item 2)"
-          [ "$f" = bin/denpex-probe ] && probe_links_mpi=$lib
-        fi ;;
+      libmpi*) fail "$f needs $lib (MPI must be loaded, not linked)" ;;
     esac
   done
 done
@@ -117,11 +108,6 @@ run() {
 show() { sed 's/^/       | /' "$work/check-$1.out" "$work/check-$1.err" | head -"${2:-15}" || true; }
 not_loaded() { ! grep -qE 'error while loading shared libraries|cannot open shared object|version .GLIBC|symbol lookup error' "$work/check-$1.err"; }
 
-# A tree from before issue 15 item 2 links MPI, which a bare root cannot load: the probe's runs
-# are not checked there, and the summary says so. With collect/mpi_plugin they always are.
-if [ -n "$probe_links_mpi" ]; then
-  echo "NOT CHECKED: denpex-probe --help, alone, --root in the bare root (it links $probe_links_mpi)"
-else
 rc=$(run help /opt/denpex/bin/denpex-probe --help)
 if [ "$rc" = 0 ] && grep -q -- '--root' "$work/check-help.out"; then ok "denpex-probe --help"
 else fail "denpex-probe --help: exit $rc"; show help; fi
@@ -147,7 +133,6 @@ if { [ "$rc" = 0 ] || [ "$rc" = 1 ]; } && not_loaded root &&
   ok "denpex-probe --root /tmp/tree: exit $rc, a report and its JSON"; show root 6
 else fail "denpex-probe --root /tmp/tree: exit $rc (expected 0 or 1 with a report)"; show root 25; fi
 
-fi
 
 rc=$(run preload env LD_PRELOAD=/opt/denpex/lib/libdenpex-trace.so /bin/true)
 if [ "$rc" = 0 ] && [ ! -s "$work/check-preload.err" ]; then ok "LD_PRELOAD=libdenpex-trace.so /bin/true"
@@ -174,22 +159,14 @@ mpi_job() {  # mpi_job NAME N LAUNCHER...
     fail "$name: exit $rc, expected one report of $n ranks"; show "$name" 20
   fi
 }
-if [ "$plugins" = no ]; then
-  echo "NOT CHECKED: MPI mode (this tree has no collect/mpi_plugin)"
-else
-  if command -v mpirun >/dev/null && mpirun --version 2>&1 | grep -q "Open MPI"; then
-    mpi_job open-mpi 2 mpirun --allow-run-as-root --oversubscribe -n 2
-  else echo "NOT CHECKED: Open MPI (no Open MPI mpirun on this host)"; fi
-  if command -v mpiexec.hydra >/dev/null; then
-    mpi_job mpich 3 mpiexec.hydra -n 3
-  else echo "NOT CHECKED: MPICH (no mpiexec.hydra on this host)"; fi
-fi
+if command -v mpirun >/dev/null && mpirun --version 2>&1 | grep -q "Open MPI"; then
+  mpi_job open-mpi 2 mpirun --allow-run-as-root --oversubscribe -n 2
+else echo "NOT CHECKED: Open MPI (no Open MPI mpirun on this host)"; fi
+if command -v mpiexec.hydra >/dev/null; then
+  mpi_job mpich 3 mpiexec.hydra -n 3
+else echo "NOT CHECKED: MPICH (no mpiexec.hydra on this host)"; fi
 if [ "$failures" -gt 0 ]; then
   echo "portable check: $failures FAILED"
   exit 1
-fi
-if [ -n "$probe_links_mpi" ]; then
-  echo "portable check: passed, but denpex-probe links $probe_links_mpi, so its runs in the bare root were NOT checked"
-  exit 0
 fi
 echo "portable check: all passed ($(basename "$tarball"), glibc floor $floor)"
