@@ -195,6 +195,32 @@ IsolatedResult run_isolated(const std::function<std::string()>& fn, double timeo
   return wait_isolated(&c, monotonic_seconds() + timeout_seconds, max_output);
 }
 
+// The signal's name without "SIG", or its number. Not sigabbrev_np: that is glibc 2.32, above
+// the portable build's floor (glibc 2.31, tools/portable-build.sh).
+static std::string signal_name(int sig) {
+  switch (sig) {
+    case SIGSEGV: return "SEGV";
+    case SIGBUS: return "BUS";
+    case SIGABRT: return "ABRT";
+    case SIGILL: return "ILL";
+    case SIGFPE: return "FPE";
+    case SIGTRAP: return "TRAP";
+    case SIGSYS: return "SYS";
+    case SIGKILL: return "KILL";
+    case SIGTERM: return "TERM";
+    case SIGINT: return "INT";
+    case SIGQUIT: return "QUIT";
+    case SIGPIPE: return "PIPE";
+    case SIGALRM: return "ALRM";
+    case SIGHUP: return "HUP";
+    case SIGUSR1: return "USR1";
+    case SIGUSR2: return "USR2";
+    case SIGXCPU: return "XCPU";
+    case SIGXFSZ: return "XFSZ";
+    default: return std::to_string(sig);
+  }
+}
+
 std::string describe(const IsolatedResult& r, double timeout_seconds) {
   switch (r.status) {
     case IsolatedStatus::ok: return "ok";
@@ -205,9 +231,7 @@ std::string describe(const IsolatedResult& r, double timeout_seconds) {
       return fmt::format("did not return within {:.1f} s (hung; the probe killed it)",
                          timeout_seconds);
     case IsolatedStatus::crashed: {
-      const char* name = sigabbrev_np(r.signal);
-      return fmt::format("crashed with SIG{} ({})", name ? name : std::to_string(r.signal),
-                         strsignal(r.signal));
+      return fmt::format("crashed with SIG{} ({})", signal_name(r.signal), strsignal(r.signal));
     }
     case IsolatedStatus::failed: return r.error;
   }

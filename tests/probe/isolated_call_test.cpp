@@ -7,6 +7,8 @@
 
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "probe/isolated_call.h"
 
 using namespace denpex;
@@ -22,6 +24,17 @@ TEST_CASE("a crashing call is reported with its signal, the caller survives") {
   CHECK(r.status == IsolatedStatus::crashed);
   CHECK(r.signal == SIGSEGV);
   CHECK(describe(r, 5.0).find("SIGSEGV") != std::string::npos);
+}
+
+TEST_CASE("a crash is described by the signal's name, an unnamed one by its number") {
+  IsolatedResult r;
+  r.status = IsolatedStatus::crashed;
+  r.signal = SIGABRT;
+  CHECK(describe(r, 5.0).find("crashed with SIGABRT (") != std::string::npos);
+  r.signal = SIGBUS;
+  CHECK(describe(r, 5.0).find("crashed with SIGBUS (") != std::string::npos);
+  r.signal = SIGRTMIN + 1;
+  CHECK(describe(r, 5.0).find(fmt::format("crashed with SIG{} (", SIGRTMIN + 1)) != std::string::npos);
 }
 
 TEST_CASE("a hanging call is killed at the deadline") {
