@@ -16,6 +16,7 @@
 #include "probe/elf_file.h"
 #include "probe/fs_view.h"
 #include "probe/ld_cache.h"
+#include "probe/loader_arch.h"
 
 namespace denpex {
 
@@ -34,8 +35,12 @@ struct LoaderEnv {
   std::vector<std::string> library_path;   // LD_LIBRARY_PATH entries ("" already turned into ".")
   LdCache cache;
   std::vector<std::string> system_dirs;    // ld.so's built-in directories
+  std::string system_dirs_from;            // the ld.so they were read from, or "default ..."
+  std::string dst_lib;                     // $LIB ("lib/aarch64-linux-gnu", "lib64")
   std::vector<std::string> conf_dirs;      // used instead of the cache when it is missing
   uint16_t machine = 0;                    // e_machine the loader accepts
+  LoaderArch arch;                         // the rules for `machine`
+  bool image = false;                      // fs.root != "/": messages say "the image is ..."
   std::string cwd = "/";                   // for relative LD_LIBRARY_PATH entries
 };
 
@@ -46,8 +51,12 @@ struct LoaderEnv {
 // searched like a DT_NEEDED entry of the executable (its RPATH/RUNPATH, which the probe does not
 // know and takes as empty, then LD_LIBRARY_PATH, the cache, the system directories). An entry
 // that is not found is dropped, as ld.so drops it.
+// `machine` is the target's e_machine; 0 = this program's machine for a live system, and for an
+// image the machine its files say (decide_tree_arch), or this program's when they say nothing.
+// The cache entries, system directories (read from the target's ld.so), $LIB and $PLATFORM
+// follow it.
 LoaderEnv make_loader_env(const FsView& fs, const std::string& ld_preload,
-                          const std::string& ld_library_path);
+                          const std::string& ld_library_path, uint16_t machine = 0);
 
 // found      `path` is what the loader maps
 // not_found  nothing in the search order (files of another machine skipped: see `skipped`)
@@ -82,8 +91,12 @@ struct Requester {
 Resolution resolve_library(const LoaderEnv& env, const std::string& name,
                            const Requester& requester);
 
-// Expands $ORIGIN / ${ORIGIN}, $LIB and $PLATFORM in an RPATH/RUNPATH entry.
-std::string expand_dst(const std::string& entry, const std::string& origin_dir);
+// Expands $ORIGIN / ${ORIGIN}, $LIB and $PLATFORM in an RPATH/RUNPATH entry. `lib` and
+// `platform` are the target's (LoaderEnv::dst_lib, LoaderEnv::arch.platform); the defaults are
+// Debian x86_64's.
+std::string expand_dst(const std::string& entry, const std::string& origin_dir,
+                       const std::string& lib = "lib/x86_64-linux-gnu",
+                       const std::string& platform = "x86_64");
 
 // Splits LD_LIBRARY_PATH the way ld.so does (':' or ';'; an empty entry is the current
 // directory).

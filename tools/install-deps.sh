@@ -2,7 +2,8 @@
 # Installs what denpex-probe needs to build, run and be tested on Debian 12 (as root):
 # the toolchain, Open MPI, nlohmann_json, fmt, CLI11, Catch2 (v2), jq/bc for the end-to-end
 # tests, file (CPack's DEB generator needs it), Slurm and munge for the prolog test, help2man for
-# the man page, clang for fuzzing.
+# the man page, clang for fuzzing, the aarch64 cross compiler and libc (arm64 stand-ins and
+# Debian's arm64 ld.so for the arm64 image tests).
 # CUDA and NCCL are not installed here: the probe opens whatever the node has at run time.
 set -euo pipefail
 if [ "$(id -u)" != 0 ]; then
@@ -17,5 +18,6 @@ apt-get install -y -qq --no-install-recommends \
   jq bc time procps util-linux file \
   slurm-wlm munge help2man \
   clang libclang-rt-14-dev \
+  gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
   >/dev/null
 echo "install-deps.sh: packages installed"
