@@ -1,0 +1,156 @@
+// Issue 12: the loader's per-machine rules and the image's architecture.
+#include <catch2/catch.hpp>
+
+#include <elf.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "probe/ld_cache.h"
+#include "probe/loader.h"
+#include "probe/loader_arch.h"
+#include "scratch.h"
+
+using namespace denpex;
+using namespace denpex_test;
+
+namespace {
+
+// The directories the real ld.so names as its "system search path" in `ld.so --help`.
+std::vector<std::string> ldso_help_dirs(const std::string& ldso) {
+  std::vector<std::string> out;
+  FILE* p = ::popen((ldso + " --help 2>/dev/null").c_str(), "r");
+  if (!p) return out;
+  char line[4096];
+  while (std::fgets(line, sizeof line, p)) {
+    std::string s(line);
+    auto tag = s.find(" (system search path)");
+    if (tag == std::string::npos) continue;
+    auto b = s.find('/');
+    if (b != std::string::npos && b < tag) out.push_back(s.substr(b, tag - b));
+  }
+  ::pclose(p);
+  return out;
+}
+
+void copy_file(const std::string& from, const std::string& to) {
+  fs::create_directories(fs::path(to).parent_path());
+  fs::copy_file(from, to, fs::copy_options::overwrite_existing);
+}
+
+void write_file(const std::string& path, const std::string& bytes) {
+  fs::create_directories(fs::path(path).parent_path());
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+}  // namespace
+
+TEST_CASE("the system directories are read from this machine's ld.so as ld.so --help lists them") {
+  LoaderArch arch = loader_arch_for(host_machine());
+  std::string ldso;
+  for (const auto& p : arch.ldso_paths)
+    if (ldso.empty() && fs::exists(p)) ldso = p;
+  REQUIRE(!ldso.empty());
+  std::vector<std::string> help = ldso_help_dirs(ldso);
+  REQUIRE(!help.empty());
+  CHECK(ldso_builtin_dirs(ldso) == help);
+  LoaderEnv env = make_loader_env(FsView{}, "", "");
+  CHECK(env.system_dirs == help);
+  CHECK(env.system_dirs_from == ldso);
+}
+
+TEST_CASE("Debian's arm64 ld.so gives the aarch64 multiarch directories and $LIB") {
+  REQUIRE(fs::exists(DENPEX_AARCH64_LDSO));
+  CHECK(ldso_builtin_dirs(DENPEX_AARCH64_LDSO) ==
+        std::vector<std::string>{"/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/lib",
+                                 "/usr/lib"});
+  Scratch s;
+  copy_file(DENPEX_AARCH64_LDSO, s.path("img/lib/ld-linux-aarch64.so.1"));
+  TreeArch t = decide_tree_arch(FsView{s.path("img")}, "");
+  REQUIRE(t.status == TreeArchStatus::ok);
+  CHECK(t.machine == EM_AARCH64);
+  CHECK(t.source == "/lib/ld-linux-aarch64.so.1");
+  LoaderEnv env = make_loader_env(FsView{s.path("img")}, "", "");  // machine from the tree
+  CHECK(env.machine == EM_AARCH64);
+  CHECK(env.arch.cache_flags == 0x0a03u);
+  CHECK(env.dst_lib == "lib/aarch64-linux-gnu");
+  CHECK(env.system_dirs_from == "/lib/ld-linux-aarch64.so.1");
+  CHECK(expand_dst("/opt/$LIB/$PLATFORM", "", env.dst_lib, env.arch.platform) ==
+        "/opt/lib/aarch64-linux-gnu/aarch64");
+  // Debian's loader does not search lib64 (the probe did, before issue 12).
+  for (const auto& d : env.system_dirs) CHECK(d.find("lib64") == std::string::npos);
+}
+
+TEST_CASE("a RHEL-style ld.so searches lib64, and $LIB is lib64") {
+  Scratch s;
+  std::string body(64, 'x');
+  body += std::string("\0/lib64/\0/usr/lib64/\0", 22) + std::string(64, '\0');
+  write_file(s.path("img/lib64/ld-linux-x86-64.so.2"), body);
+  LoaderEnv env = make_loader_env(FsView{s.path("img")}, "", "", EM_X86_64);
+  CHECK(env.system_dirs == std::vector<std::string>{"/lib64", "/usr/lib64"});
+  CHECK(env.dst_lib == "lib64");
+  CHECK(expand_dst("$ORIGIN/x:${LIB}", "/o", env.dst_lib, env.arch.platform) == "/o/x:lib64");
+}
+
+TEST_CASE("without a readable ld.so the layout decides the default system directories") {
+  Scratch s;
+  fs::create_directories(s.path("deb/usr/lib/aarch64-linux-gnu"));
+  SystemDirs deb = system_dirs_for(FsView{s.path("deb")}, loader_arch_for(EM_AARCH64));
+  CHECK(deb.dirs == std::vector<std::string>{"/lib/aarch64-linux-gnu",
+                                             "/usr/lib/aarch64-linux-gnu", "/lib", "/usr/lib"});
+  CHECK(deb.from.find("default for aarch64") == 0);
+  fs::create_directories(s.path("rhel/usr/lib64"));
+  SystemDirs rhel = system_dirs_for(FsView{s.path("rhel")}, loader_arch_for(EM_AARCH64));
+  CHECK(rhel.dirs == std::vector<std::string>{"/lib64", "/usr/lib64"});
+  CHECK(rhel.dst_lib == "lib64");
+}
+
+TEST_CASE("cache entries apply only with the target machine's flags") {
+  LdCache c;
+  c.status = LdCacheStatus::ok;
+  c.entries = {{"libnccl.so.2", "/usr/lib/x86_64-linux-gnu/libnccl.so.2", 0x0303},
+               {"libnccl.so.2", "/usr/lib/aarch64-linux-gnu/libnccl.so.2", 0x0a03}};
+  REQUIRE(find_in_cache(c, "libnccl.so.2", loader_arch_for(EM_AARCH64).cache_flags));
+  CHECK(find_in_cache(c, "libnccl.so.2", 0x0a03)->path == "/usr/lib/aarch64-linux-gnu/libnccl.so.2");
+  CHECK(find_in_cache(c, "libnccl.so.2", 0x0303)->path == "/usr/lib/x86_64-linux-gnu/libnccl.so.2");
+  CHECK(find_in_cache(c, "libnccl.so.2", 0x0503) == nullptr);  // ppc64le: neither
+}
+
+TEST_CASE("the image's architecture: --arch, /bin/sh, contradictions, unknown machines") {
+  CHECK(machine_for_arch_name("arm64") == EM_AARCH64);
+  CHECK(machine_for_arch_name("aarch64") == EM_AARCH64);
+  CHECK(machine_for_arch_name("amd64") == EM_X86_64);
+  CHECK(machine_for_arch_name("riscv64") == 0);
+  Scratch s;
+  fs::create_directories(s.path("empty"));
+  TreeArch empty = decide_tree_arch(FsView{s.path("empty")}, "");
+  CHECK(empty.status == TreeArchStatus::unknown);
+  CHECK(empty.error.find("pass --arch") != std::string::npos);
+  TreeArch declared = decide_tree_arch(FsView{s.path("empty")}, "arm64");
+  CHECK(declared.status == TreeArchStatus::ok);
+  CHECK(declared.machine == EM_AARCH64);
+  CHECK(declared.source == "--arch");
+  CHECK(decide_tree_arch(FsView{s.path("empty")}, "sparc").status == TreeArchStatus::bad_name);
+
+  copy_file(DENPEX_AARCH64_LDSO, s.path("sh/bin/sh"));
+  TreeArch sh = decide_tree_arch(FsView{s.path("sh")}, "");
+  CHECK(sh.status == TreeArchStatus::ok);
+  CHECK(sh.source == "/bin/sh");
+  TreeArch lie = decide_tree_arch(FsView{s.path("sh")}, "amd64");
+  CHECK(lie.status == TreeArchStatus::conflict);
+  CHECK(lie.error.find("/bin/sh is built for aarch64") != std::string::npos);
+
+  // A riscv64 /bin/sh: no rules for it, and no pretending it is x86_64.
+  copy_file(DENPEX_AARCH64_LDSO, s.path("rv/bin/sh"));
+  {
+    std::fstream f(s.path("rv/bin/sh"), std::ios::in | std::ios::out | std::ios::binary);
+    const uint16_t rv = EM_RISCV;
+    f.seekp(18);
+    f.write(reinterpret_cast<const char*>(&rv), 2);
+  }
+  TreeArch rvt = decide_tree_arch(FsView{s.path("rv")}, "");
+  CHECK(rvt.status == TreeArchStatus::unsupported);
+  CHECK(rvt.error.find("riscv64") != std::string::npos);
+}
