@@ -188,9 +188,21 @@ Resolution resolve_library(const LoaderEnv& env, const std::string& name,
   }
   std::string origin_dir = requester.path.empty() ? "" : dir_name(requester.path);
   const ElfInfo* rq = requester.elf;
-  if (rq && !rq->has_runpath) {
-    for (const auto& e : rq->rpath)
-      if (try_dir(env, expand_dst(e, origin_dir, env.dst_lib, env.arch.platform), name, "rpath", &res)) return res;
+  if (!rq || !rq->has_runpath) {
+    if (rq) {
+      for (const auto& e : rq->rpath)
+        if (try_dir(env, expand_dst(e, origin_dir, env.dst_lib, env.arch.platform), name, "rpath",
+                    &res))
+          return res;
+    }
+    for (const auto& l : requester.loaders) {
+      if (!l.elf || l.elf->has_runpath) continue;
+      const std::string dir = l.path.empty() ? "" : dir_name(l.path);
+      for (const auto& e : l.elf->rpath)
+        if (try_dir(env, expand_dst(e, dir, env.dst_lib, env.arch.platform), name,
+                    "rpath-of-loader", &res))
+          return res;
+    }
   }
   for (const auto& d : env.library_path)
     if (try_dir(env, d, name, "LD_LIBRARY_PATH", &res)) return res;

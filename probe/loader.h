@@ -72,16 +72,29 @@ struct Resolution {
   LoadStatus status = LoadStatus::not_found;
   std::string path;      // as the loader names it (view path, before symlink resolution)
   std::string real_path; // symlinks resolved (view path)
-  std::string origin;    // "LD_PRELOAD", "rpath", "LD_LIBRARY_PATH", "runpath", "ld.so.cache",
+  std::string origin;    // "LD_PRELOAD", "rpath", "rpath-of-loader" (Requester::loaders),
+                         // "LD_LIBRARY_PATH", "runpath", "ld.so.cache",
                          // "system-dir", "path" (name contained '/')
   std::string error;
   std::vector<Skipped> skipped;
+};
+
+// An object that, directly or through others, caused the requester to be loaded.
+struct LoaderLink {
+  std::string path;      // view path of the object ($ORIGIN of its RPATH is its directory)
+  const ElfInfo* elf = nullptr;
 };
 
 // The requesting object: its RPATH/RUNPATH apply, $ORIGIN is its directory.
 struct Requester {
   std::string path;      // real view path of the object, "" for the main program
   const ElfInfo* elf = nullptr;
+  // glibc's l_loader chain: the object that loaded the requester, that object's loader, and so
+  // on up to the executable (last). When the requester has no DT_RUNPATH, ld.so searches the
+  // DT_RPATH of the requester, then of each of these in order (one with a DT_RUNPATH has no
+  // RPATH for this purpose: glibc drops DT_RPATH when DT_RUNPATH is present), e.g. conda's
+  // python ($ORIGIN/../lib) -> _C -> libtorch_python.so -> libtorch_cuda.so -> libnccl.so.2.
+  std::vector<LoaderLink> loaders;
 };
 
 // Resolves `name` ("libnccl.so.2", or a path) in the loader's order. Never throws. A preloaded

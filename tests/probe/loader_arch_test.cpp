@@ -154,3 +154,48 @@ TEST_CASE("the image's architecture: --arch, /bin/sh, contradictions, unknown ma
   CHECK(rvt.status == TreeArchStatus::unsupported);
   CHECK(rvt.error.find("riscv64") != std::string::npos);
 }
+
+TEST_CASE("the loader chain's RPATH: conda's python $ORIGIN/../lib beats LD_LIBRARY_PATH") {
+  Scratch s;
+  const std::string conda = s.path("conda");
+  const std::string torch = conda + "/lib/python3.11/site-packages/torch";
+  // conda's nccl package next to python's lib; another NCCL on LD_LIBRARY_PATH.
+  copy_file(standin("nccl-2.21.5/libnccl.so.2"), conda + "/lib/libnccl.so.2");
+  copy_file(standin("nccl-2.27.3/libnccl.so.2"), s.path("llp/libnccl.so.2"));
+  fs::create_directories(conda + "/bin");  // $ORIGIN/../lib goes through it
+  fs::create_directories(torch + "/lib");
+  ElfInfo python, c_ext, torch_python, torch_cuda;
+  python.rpath = {"$ORIGIN/../lib"};
+  c_ext.rpath = {"$ORIGIN/lib"};
+  torch_python.rpath = {"$ORIGIN"};
+  torch_cuda.rpath = {"$ORIGIN"};  // holds no NCCL
+  LoaderEnv env = make_loader_env(FsView{}, "", s.path("llp"));
+  Requester rq{torch + "/lib/libtorch_cuda.so", &torch_cuda,
+               {{torch + "/lib/libtorch_python.so", &torch_python},
+                {torch + "/_C.cpython-311-x86_64-linux-gnu.so", &c_ext},
+                {conda + "/bin/python3.11", &python}}};
+  Resolution r = resolve_library(env, "libnccl.so.2", rq);
+  CHECK(r.status == LoadStatus::found);
+  CHECK(r.path == conda + "/bin/../lib/libnccl.so.2");
+  CHECK(r.origin == "rpath-of-loader");
+
+  // Without the chain (what the probe modelled before): LD_LIBRARY_PATH.
+  Resolution alone = resolve_library(env, "libnccl.so.2", Requester{rq.path, &torch_cuda});
+  CHECK(alone.path == s.path("llp/libnccl.so.2"));
+
+  // A requester with DT_RUNPATH: no RPATH of its own or of its loaders applies.
+  ElfInfo runpath_cuda = torch_cuda;
+  runpath_cuda.has_runpath = true;
+  runpath_cuda.runpath = {"$ORIGIN"};
+  Requester rq2 = rq;
+  rq2.elf = &runpath_cuda;
+  CHECK(resolve_library(env, "libnccl.so.2", rq2).path == s.path("llp/libnccl.so.2"));
+
+  // A loader in the chain with DT_RUNPATH contributes nothing (glibc drops its DT_RPATH); the
+  // ones above it still do.
+  ElfInfo python_runpath = python;
+  python_runpath.has_runpath = true;
+  Requester rq3 = rq;
+  rq3.loaders.back().elf = &python_runpath;
+  CHECK(resolve_library(env, "libnccl.so.2", rq3).path == s.path("llp/libnccl.so.2"));
+}
