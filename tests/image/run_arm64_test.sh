@@ -186,4 +186,50 @@ rc=0
 [ "$rc" = 2 ] || { cat "$work/vi-lie.txt" "$work/vi-lie.err" >&2; fail "validate-image lying config: exit $rc, expected 2"; }
 grep -q "disagree" "$work/vi-lie.err" || fail "validate-image lying config: $(cat "$work/vi-lie.err")"
 
+# --- a two-platform OCI index (docker buildx output): linux/amd64 and linux/arm64 -----------------
+X=$work/amd64tree
+mkdir -p "$X/lib64" "$X/usr/lib/x86_64-linux-gnu"
+cp "$(realpath /lib64/ld-linux-x86-64.so.2)" "$X/lib64/ld-linux-x86-64.so.2"
+nccl_into "$standins/nccl-2.21.5" "$X/usr/lib/x86_64-linux-gnu"
+O=$work/oci
+mkdir -p "$O/blobs/sha256"
+put() { local d; d=$(sha256sum "$1" | cut -d' ' -f1); cp "$1" "$O/blobs/sha256/$d"; echo "sha256:$d"; }
+manifest_for() { # manifest_for TREE ARCH: prints the manifest digest
+  tar -C "$1" -czf "$work/$2.layer.tar.gz" .
+  local l c
+  l=$(put "$work/$2.layer.tar.gz")
+  echo "{\"architecture\":\"$2\",\"os\":\"linux\"}" >"$work/$2.config.json"
+  c=$(put "$work/$2.config.json")
+  echo "{\"schemaVersion\":2,\"config\":{\"digest\":\"$c\"},\"layers\":[{\"digest\":\"$l\"}]}" >"$work/$2.manifest.json"
+  put "$work/$2.manifest.json"
+}
+m_amd=$(manifest_for "$X" amd64)
+m_arm=$(manifest_for "$work/arm64" arm64)
+echo "{\"schemaVersion\":2,\"manifests\":[{\"digest\":\"$m_amd\",\"platform\":{\"architecture\":\"amd64\",\"os\":\"linux\"}},{\"digest\":\"$m_arm\",\"platform\":{\"architecture\":\"arm64\",\"os\":\"linux\"}}]}" >"$work/index2.json"
+i2=$(put "$work/index2.json")
+echo "{\"schemaVersion\":2,\"manifests\":[{\"digest\":\"$i2\"}]}" >"$O/index.json"
+echo '{"imageLayoutVersion":"1.0.0"}' >"$O/oci-layout"
+tar -C "$O" -czf "$work/multi.tar.gz" .
+run_vi() { # run_vi NAME EXPECTED_EXIT ARGS...
+  local name=$1 want=$2 rc=0
+  shift 2
+  "$vi" --probe "$probe" "$@" >"$work/$name.txt" 2>"$work/$name.err" || rc=$?
+  [ "$rc" = "$want" ] || { cat "$work/$name.txt" "$work/$name.err" >&2; fail "$name: exit $rc, expected $want"; }
+  echo "ok $name (exit $rc)"
+}
+run_vi multi-default 0 --json "$work/md.json" "$work/multi.tar.gz"
+jq_is "$work/md.json" '.ranks[0].arch' x86_64
+jq_is "$work/md.json" '.ranks[0].nccl.version' 2.21.5
+grep -q "multi-platform index (linux/amd64, linux/arm64); checking linux/amd64; pick another with --platform" "$work/multi-default.err" ||
+  fail "multi-default: $(cat "$work/multi-default.err")"
+run_vi multi-arm64 0 --platform linux/arm64 --json "$work/ma.json" "$work/multi.tar.gz"
+jq_is "$work/ma.json" '.ranks[0].arch' aarch64
+jq_is "$work/ma.json" '.ranks[0].system_nccl.version' 2.27.3
+jq_is "$work/ma.json" '.ranks[0].nccl.version' 2.28.9
+run_vi multi-s390x 2 --platform linux/s390x "$work/multi.tar.gz"
+grep -q "no linux/s390x image in the index (it has: linux/amd64, linux/arm64)" "$work/multi-s390x.err" ||
+  fail "multi-s390x: $(cat "$work/multi-s390x.err")"
+run_vi platform-dir 2 --platform linux/arm64 "$work/arm64"
+grep -q "not a multi-platform OCI image index" "$work/platform-dir.err" || fail "platform-dir: $(cat "$work/platform-dir.err")"
+
 echo "PASS: arm64 image trees"
