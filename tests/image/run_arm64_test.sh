@@ -9,6 +9,8 @@
 #   nocache      no cache, no ld.so.conf: the system directories read from the arm64 ld.so
 #   mixed        an x86_64 libnccl in /usr/lib/aarch64-linux-gnu: skipped and said
 #   x86only      only an x86_64 libnccl: unloadable, the message names both machines
+#   tegra        Jetson's libcuda in /usr/lib/aarch64-linux-gnu/tegra (ld.so.conf.d), an SBSA
+#                toolkit's NCCL in /usr/local/cuda-12.8/targets/sbsa-linux/lib
 #   shonly       no ld.so, an aarch64 /bin/sh: the architecture comes from it
 #   conflict     --arch amd64 on the arm64 tree, --arch riscv64: exit 2
 #
@@ -127,6 +129,25 @@ jq_is "$J" '.ranks[0].arch' aarch64
 jq_is "$J" '.ranks[0].nccl.version' 2.27.3
 jq_is "$J" '.ranks[0].nccl.origin' system-dir
 jq_is "$J" '.ranks[0].nccl.path' /usr/lib/aarch64-linux-gnu/libnccl.so.2.27.3
+
+# --- tegra: Jetson's driver in /usr/lib/aarch64-linux-gnu/tegra, named by ld.so.conf.d ------------
+R=$work/tegra
+debian_arm64 "$R"
+nccl_into "$a64/nccl-2.27.3" "$R/usr/lib/aarch64-linux-gnu"
+mkdir -p "$R/usr/lib/aarch64-linux-gnu/tegra" "$R/etc/ld.so.conf.d"
+cp -P "$a64/cuda-550.54.15/"libcuda.so* "$R/usr/lib/aarch64-linux-gnu/tegra/"
+echo "include /etc/ld.so.conf.d/*.conf" >"$R/etc/ld.so.conf"
+echo /usr/lib/aarch64-linux-gnu/tegra >"$R/etc/ld.so.conf.d/nvidia-tegra.conf"
+# The SBSA toolkit's own NCCL copy (targets/sbsa-linux): a candidate, not what the loader maps.
+nccl_into "$a64/nccl-2.28.9-cu12" "$R/usr/local/cuda-12.8/targets/sbsa-linux/lib"
+ln -s cuda-12.8 "$R/usr/local/cuda"
+probe_root tegra 0
+J=$work/tegra.json
+jq_is "$J" '.ranks[0].nccl.version' 2.27.3
+jq_is "$J" '[.ranks[0].nccl_candidates[] | "\(.origin)=\(.version)"] | join(",")' \
+  system-dir=2.27.3,cuda-toolkit=2.28.9
+jq_is "$J" '.ranks[0].cuda_driver.library' /usr/lib/aarch64-linux-gnu/tegra/libcuda.so.550.54.15
+jq_is "$J" '.ranks[0].cuda_driver.library_version' 550.54.15
 
 # --- mixed: an x86_64 libnccl in the arm64 multiarch directory -------------------------------------
 R=$work/mixed
