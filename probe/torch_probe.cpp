@@ -191,7 +191,10 @@ TorchProbe probe_torch(const ProbeContext& ctx, const std::vector<SitePackagesDi
   });
   out.has_nccl = true;
   if (needs != elf.needed.end()) {
-    Resolution res = resolve_library(ctx.loader, *needs, Requester{lib.path, &elf});
+    // $ORIGIN is the directory of the name the loader opened (torch/lib), not of the file a
+    // symlinked libtorch_cuda.so points to (glibc _dl_new_object: l_origin from the open name).
+    Resolution res = resolve_library(ctx.loader, *needs,
+                                     Requester{join_path(t.path, "lib/libtorch_cuda.so"), &elf});
     out.effective = inspect_nccl(ctx, res, untrusted);
     if (res.origin == "rpath" || res.origin == "runpath") {
       // Found through libtorch_cuda.so's own search path: the wheel (or a copy beside torch).

@@ -86,6 +86,11 @@ nccl_into "$standins/nccl-2.21.5" "$R/usr/lib/x86_64-linux-gnu"
   0x0a03:libnccl.so.2=/usr/lib/aarch64-linux-gnu/libnccl.so.2
 venv_torch "$R"
 W=/opt/venv/lib/python3.11/site-packages
+# libtorch_cuda.so as a symlink into another directory (a shared store): its RPATH's $ORIGIN is
+# torch/lib, where the loader opened it, so the wheel's NCCL is still found.
+mkdir -p "$R/opt/store"
+mv "$R$W/torch/lib/libtorch_cuda.so" "$R/opt/store/libtorch_cuda.so"
+ln -s ../../../../../../store/libtorch_cuda.so "$R$W/torch/lib/libtorch_cuda.so"
 probe_root arm64 0
 J=$work/arm64.json
 jq_is "$J" '.ranks[0].arch' aarch64

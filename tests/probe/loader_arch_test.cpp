@@ -199,3 +199,20 @@ TEST_CASE("the loader chain's RPATH: conda's python $ORIGIN/../lib beats LD_LIBR
   rq3.loaders.back().elf = &python_runpath;
   CHECK(resolve_library(env, "libnccl.so.2", rq3).path == s.path("llp/libnccl.so.2"));
 }
+
+TEST_CASE("$ORIGIN of a requester reached through a symlink is the symlink's directory") {
+  Scratch s;
+  // site/torch/lib/libtorch_cuda.so -> /store/libtorch_cuda.so; RPATH $ORIGIN/../../nvidia/...
+  copy_file(standin("nccl-2.27.3/libnccl.so.2"), s.path("site/nvidia/nccl/lib/libnccl.so.2"));
+  copy_file(standin("torch-dyn/libtorch_cuda.so"), s.path("store/libtorch_cuda.so"));
+  fs::create_directories(s.path("site/torch/lib"));
+  fs::create_symlink(s.path("store/libtorch_cuda.so"), s.path("site/torch/lib/libtorch_cuda.so"));
+  ElfInfo elf = read_elf(s.path("store/libtorch_cuda.so"), false);
+  REQUIRE(elf.rpath == std::vector<std::string>{"$ORIGIN/../../nvidia/nccl/lib"});
+  LoaderEnv env = make_loader_env(FsView{}, "", "");
+  Resolution via_link =
+      resolve_library(env, "libnccl.so.2", Requester{s.path("site/torch/lib/libtorch_cuda.so"), &elf});
+  CHECK(via_link.status == LoadStatus::found);
+  CHECK(via_link.origin == "rpath");
+  CHECK(via_link.real_path == s.path("site/nvidia/nccl/lib/libnccl.so.2"));
+}
