@@ -28,7 +28,7 @@ struct Collector {
       // The loader passes over it: it is nobody's NCCL here.
       if (foreign)
         foreign->push_back(r.path + " (built for " + machine_name(elf.machine) +
-                           (ctx.loader.image ? ", the image is " : ", this is ") +
+                           (ctx.loader.image_arch_known ? ", the image is " : ", this is ") +
                            machine_name(ctx.loader.machine) + ")");
       return;
     }

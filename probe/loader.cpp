@@ -1,5 +1,6 @@
 #include "probe/loader.h"
 
+#include <elf.h>
 #include <unistd.h>
 
 #include <climits>
@@ -58,9 +59,11 @@ LoaderEnv make_loader_env(const FsView& fs, const std::string& ld_preload,
   LoaderEnv env;
   env.fs = fs;
   env.image = !(fs.root == "/" || fs.root.empty());
+  env.image_arch_known = env.image && machine != 0;
   if (machine == 0) {
     TreeArch t = env.image ? decide_tree_arch(fs, "") : TreeArch{};
-    machine = t.status == TreeArchStatus::ok ? t.machine : host_machine();
+    env.image_arch_known = t.status == TreeArchStatus::ok;
+    machine = env.image_arch_known ? t.machine : host_machine();
   }
   env.machine = machine;
   env.arch = loader_arch_for(machine);
@@ -101,7 +104,7 @@ namespace {
 enum class Verdict { accept, skip, absent, fatal };
 
 std::string this_is(const LoaderEnv& env) {
-  return (env.image ? ", the image is " : ", this is ") + machine_name(env.machine);
+  return (env.image_arch_known ? ", the image is " : ", this is ") + machine_name(env.machine);
 }
 
 // What the loader does with `view_path` when it meets it in the search.
@@ -116,14 +119,33 @@ Verdict check(const LoaderEnv& env, const std::string& view_path, Resolution* re
   switch (elf.status) {
     case ElfStatus::not_found: return Verdict::absent;
     case ElfStatus::unsupported:
+      // glibc open_verify checks the byte order before the machine: a big-endian file stops the
+      // search whatever it was built for; another ELF class is passed over.
+      if (elf.error == "big-endian ELF") {
+        res->error = "ELF file data encoding not little-endian";
+        return Verdict::fatal;
+      }
       res->skipped.push_back(
           {view_path, "a " + elf.error + " built for " + machine_name(elf.machine) +
                           this_is(env)});
       return Verdict::skip;
     case ElfStatus::ok:
+      if (elf.osabi != ELFOSABI_SYSV && elf.osabi != ELFOSABI_GNU) {
+        res->error = "ELF file OS ABI invalid";
+        return Verdict::fatal;
+      }
       if (elf.machine != env.machine) {
         res->skipped.push_back({view_path, "built for " + machine_name(elf.machine) + this_is(env)});
         return Verdict::skip;
+      }
+      // _dl_map_object_from_fd: a program is never mapped as a library.
+      if (elf.type == ET_EXEC) {
+        res->error = "cannot dynamically load executable";
+        return Verdict::fatal;
+      }
+      if (elf.type == ET_DYN && (elf.flags_1 & DF_1_PIE)) {
+        res->error = "cannot dynamically load position-independent executable";
+        return Verdict::fatal;
       }
       res->real_path = r.path;
       return Verdict::accept;
@@ -210,6 +232,9 @@ Resolution resolve_library(const LoaderEnv& env, const std::string& name,
     for (const auto& e : rq->runpath)
       if (try_dir(env, expand_dst(e, origin_dir, env.dst_lib, env.arch.platform), name, "runpath", &res)) return res;
   }
+  // DF_1_NODEFLIB (-z nodefaultlib) on the requester: neither the cache nor the system
+  // directories are searched for its dependencies.
+  if (rq && (rq->flags_1 & DF_1_NODEFLIB)) return res;
   if (env.cache.status == LdCacheStatus::ok) {
     if (const LdCacheEntry* e = find_in_cache(env.cache, name, env.arch.cache_flags)) {
       if (try_dir(env, dir_name(e->path), base_name(e->path), "ld.so.cache", &res)) return res;

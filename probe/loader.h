@@ -40,7 +40,10 @@ struct LoaderEnv {
   std::vector<std::string> conf_dirs;      // used instead of the cache when it is missing
   uint16_t machine = 0;                    // e_machine the loader accepts
   LoaderArch arch;                         // the rules for `machine`
-  bool image = false;                      // fs.root != "/": messages say "the image is ..."
+  bool image = false;                      // fs.root != "/"
+  bool image_arch_known = false;           // the image's machine was established (given, or
+                                           // read from its files): messages say "the image
+                                           // is ..."; otherwise "this is ..."
   std::string cwd = "/";                   // for relative LD_LIBRARY_PATH entries
 };
 

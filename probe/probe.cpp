@@ -50,7 +50,7 @@ RankRecord probe_rank(const ProbeOptions& o) {
   TreeArch arch = decide_tree_arch(fs, image ? o.arch : "");
   ctx.loader = make_loader_env(fs, value_of(o.env, "LD_PRELOAD"),
                                value_of(o.env, "LD_LIBRARY_PATH"),
-                               arch.status == TreeArchStatus::ok ? arch.machine : host_machine());
+                               arch.status == TreeArchStatus::ok ? arch.machine : 0);
   ctx.running_as_root = o.running_as_root;
   ctx.allow_load = !image;
   ctx.step_timeout = o.step_timeout;

@@ -216,3 +216,56 @@ TEST_CASE("$ORIGIN of a requester reached through a symlink is the symlink's dir
   CHECK(via_link.origin == "rpath");
   CHECK(via_link.real_path == s.path("site/nvidia/nccl/lib/libnccl.so.2"));
 }
+
+namespace {
+
+// A copy of a stand-in NCCL at `to` with `len` bytes at `offset` replaced.
+void patched_nccl(const std::string& to, long offset, const void* bytes, size_t len) {
+  copy_file(standin("nccl-2.27.3/libnccl.so.2"), to);
+  std::fstream f(to, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp(offset);
+  f.write(static_cast<const char*>(bytes), static_cast<std::streamsize>(len));
+}
+
+}  // namespace
+
+TEST_CASE("files ld.so refuses stop the search: byte order, OS ABI, executables") {
+  Scratch s;
+  copy_file(standin("nccl-2.21.5/libnccl.so.2"), s.path("good/libnccl.so.2"));
+  const uint8_t big = ELFDATA2MSB, freebsd = ELFOSABI_FREEBSD;
+  const uint16_t exec = ET_EXEC;
+  patched_nccl(s.path("be/libnccl.so.2"), EI_DATA, &big, 1);
+  patched_nccl(s.path("abi/libnccl.so.2"), EI_OSABI, &freebsd, 1);
+  patched_nccl(s.path("exec/libnccl.so.2"), 16, &exec, 2);
+  // A position-independent executable of this system (DF_1_PIE), named like a library.
+  ElfInfo sh = read_elf("/bin/sh", false);
+  const bool have_pie = sh.status == ElfStatus::ok && (sh.flags_1 & DF_1_PIE);
+  if (have_pie) copy_file(fs::canonical("/bin/sh").string(), s.path("pie/libnccl.so.2"));
+  struct Case {
+    const char* dir;
+    const char* error;
+  };
+  std::vector<Case> cases = {{"be", "ELF file data encoding not little-endian"},
+                             {"abi", "ELF file OS ABI invalid"},
+                             {"exec", "cannot dynamically load executable"}};
+  if (have_pie) cases.push_back({"pie", "cannot dynamically load position-independent executable"});
+  for (const auto& c : cases) {
+    INFO(c.dir);
+    LoaderEnv env = make_loader_env(FsView{}, "", s.path(c.dir) + ":" + s.path("good"));
+    Resolution r = resolve_library(env, "libnccl.so.2", Requester{});
+    CHECK(r.status == LoadStatus::fatal);
+    CHECK(r.path == s.path(c.dir) + "/libnccl.so.2");
+    CHECK(r.error == c.error);
+  }
+  CHECK(have_pie);  // Debian builds /bin/sh (dash) as a PIE: the PIE case above ran
+}
+
+TEST_CASE("DF_1_NODEFLIB: neither the cache nor the system directories for its dependencies") {
+  LoaderEnv env = make_loader_env(FsView{}, "", "");
+  ElfInfo plain, nodeflib;
+  nodeflib.flags_1 = DF_1_NODEFLIB;
+  CHECK(resolve_library(env, "libc.so.6", Requester{"/opt/x/libx.so", &plain}).status ==
+        LoadStatus::found);
+  Resolution r = resolve_library(env, "libc.so.6", Requester{"/opt/x/libx.so", &nodeflib});
+  CHECK(r.status == LoadStatus::not_found);
+}
