@@ -6,6 +6,7 @@
 #                first and must be passed over), a venv at /opt/venv with PyTorch and the
 #                nvidia-nccl-cu12 2.28.9 wheel; also as a docker-save archive whose config says
 #                arm64 through validate-image, and as a two-platform OCI index (--platform)
+#   conda        conda's python RPATH ($ORIGIN/../lib) up the loader chain from libtorch_cuda.so
 #   nocache      no cache, no ld.so.conf: the system directories read from the arm64 ld.so
 #   mixed        an x86_64 libnccl in /usr/lib/aarch64-linux-gnu: skipped and said
 #   x86only      only an x86_64 libnccl: unloadable, the message names both machines
@@ -116,6 +117,26 @@ grep -q "aarch64 image; NCCL 2.28.9" "$work/arm64.txt" || { cat "$work/arm64.txt
 probe_root arm64 0 --arch arm64
 jq_is "$J" '.ranks[0].arch' aarch64
 jq_is "$J" '.ranks[0].arch_source' --arch
+
+# --- conda: python's RPATH $ORIGIN/../lib holds conda's NCCL; libtorch_cuda.so's RPATH does not
+# (no wheel): glibc searches the RPATH of each object up the loader chain, so conda's NCCL wins
+# over the system's (the cache).
+R=$work/conda
+debian_arm64 "$R"
+nccl_into "$a64/nccl-2.27.3" "$R/usr/lib/aarch64-linux-gnu"
+"$mkcache" "$R/etc/ld.so.cache" 0x0a03:libnccl.so.2=/usr/lib/aarch64-linux-gnu/libnccl.so.2
+C=/opt/conda/lib/python3.11/site-packages
+mkdir -p "$R$C/torch/lib" "$R/opt/conda/bin"
+printf "__version__ = '2.8.0'\ncuda: Optional[str] = '12.8'\n" >"$R$C/torch/version.py"
+cp "$a64/torch-dyn/libtorch_cuda.so" "$R$C/torch/lib/"
+cp "$a64/python-conda/python3.11" "$R/opt/conda/bin/python3.11"
+nccl_into "$a64/nccl-2.28.9-cu12" "$R/opt/conda/lib"
+probe_root conda 0
+J=$work/conda.json
+jq_is "$J" '.ranks[0].nccl.version' 2.28.9
+jq_is "$J" '.ranks[0].nccl.path' /opt/conda/lib/libnccl.so.2.28.9
+jq_is "$J" '.ranks[0].nccl.origin' rpath-of-loader
+jq_is "$J" '.ranks[0].system_nccl.version' 2.27.3
 
 # --- conflict: the declared architecture against the files; an unknown name ------------------------
 probe_root arm64 2 --arch amd64

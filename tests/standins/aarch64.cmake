@@ -62,3 +62,4 @@ denpex_standin_aarch64(torch-dyn fake_torch_cuda.c libtorch_cuda.so libtorch_cud
 add_dependencies(standin_aarch64_torch-dyn standin_aarch64_nccl-linkstub)
 denpex_standin_aarch64(cuda-550.54.15 fake_cuda.c libcuda.so.1 libcuda.so.550.54.15
   DEFS DRIVER_CUDA=12040)
+denpex_standin_aarch64(python-conda fake_python.c python3.11 python3.11 RPATH "$ORIGIN/../lib")
