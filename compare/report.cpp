@@ -81,9 +81,13 @@ std::string configuration_line(const ConfigGroup& g) {
     driver = fmt::format("driver {}", to_string(r.cuda_driver.status));
   }
   // Two lines: who (bounded by rank_phrase), then what; a long rank list never hides the versions.
-  return fmt::format("{}, {}: {}\n      {}; {}; {}",
+  // An image is read on another machine: name the architecture it was judged for.
+  std::string arch;
+  if (r.mode == "static")
+    arch = r.arch.empty() ? "architecture unknown (" + r.arch_source + "); " : r.arch + " image; ";
+  return fmt::format("{}, {}: {}\n      {}{}; {}; {}",
                      plural(g.ranks.size(), "rank", "ranks"), plural(g.hosts.size(), "host", "hosts"),
-                     rank_phrase(g.ranks, g.hosts), nccl, torch, driver);
+                     rank_phrase(g.ranks, g.hosts), arch, nccl, torch, driver);
 }
 
 }  // namespace

@@ -48,6 +48,9 @@ ParseStatus parse_options(int argc, char** argv, Options* out) {
                  "in it is executed or loaded");
   app.add_option("--image-name", out->image_name,
                  "With --root: the name findings give the image (default: the --root path)");
+  app.add_option("--arch", out->arch,
+                 "With --root: the image's architecture (amd64/x86_64, arm64/aarch64), e.g. the "
+                 "image config's; its files must agree (default: from its ld.so or /bin/sh)");
   app.add_option("--timeout", out->timeout,
                  "Bound on the whole run in seconds; hung steps are cut off, ranks that have not "
                  "reported are named (default: 30)")
@@ -95,6 +98,10 @@ ParseStatus parse_options(int argc, char** argv, Options* out) {
   else if (collectives->parsed()) out->mode = RunMode::collectives;
   else if (diagnose->parsed()) out->mode = RunMode::diagnose;
   else if (!out->root.empty()) out->mode = RunMode::root;
+  if (!out->arch.empty() && out->root.empty()) {
+    std::cerr << "denpex-probe: --arch needs --root (a live probe reads this machine's)\n";
+    return ParseStatus::usage;
+  }
   if (!out->image_name.empty() && out->root.empty()) {
     std::cerr << "denpex-probe: --image-name needs --root (it names the image read there)\n";
     return ParseStatus::usage;

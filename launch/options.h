@@ -24,6 +24,7 @@ struct Options {
   std::vector<std::string> site_packages; // --site-packages (repeatable)
   std::string root;                       // --root
   std::string image_name;                 // --image-name (with --root; "" = the --root path)
+  std::string arch;                       // --arch (with --root): amd64/x86_64, arm64/aarch64
   std::string prometheus;                 // --prometheus FILE (node_exporter textfile)
   double timeout = 30.0;                  // --timeout seconds for the whole run
   bool require_gpu = false;               // --require-gpu

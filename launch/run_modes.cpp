@@ -23,6 +23,7 @@
 #include "compare/report.h"
 #include "launch/judge_and_report.h"
 #include "probe/isolated_call.h"
+#include "probe/loader_arch.h"
 #include "probe/probe.h"
 
 namespace denpex {
@@ -54,6 +55,7 @@ ProbeOptions probe_options(const Options& o) {
   p.site_packages = o.site_packages;
   p.root = o.root.empty() ? "/" : o.root;
   p.image_name = o.image_name;
+  p.arch = o.arch;
   p.pid = static_cast<long>(::getpid());  // the rank's pid, even when a child probes
   p.step_timeout = step_timeout_for(o.timeout);
   p.running_as_root = ::geteuid() == 0;
@@ -101,6 +103,16 @@ int run_single(const Options& o) {
   if (!o.root.empty() && ::access(o.root.c_str(), R_OK | X_OK) != 0) {
     std::fprintf(stderr, "denpex-probe: --root %s: not a readable directory\n", o.root.c_str());
     return 2;
+  }
+  if (!o.root.empty()) {
+    // The loader's rules follow the image's machine: no judgement against a guessed one.
+    TreeArch arch = decide_tree_arch(FsView{o.root}, o.arch);
+    // Unknown (no ld.so, no /bin/sh, no --arch) is probed with this machine's rules and said in
+    // the record (arch "", arch_source); a contradiction or an unsupported machine is not judged.
+    if (arch.status != TreeArchStatus::ok && arch.status != TreeArchStatus::unknown) {
+      std::fprintf(stderr, "denpex-probe: --root %s: %s\n", o.root.c_str(), arch.error.c_str());
+      return 2;
+    }
   }
   constexpr size_t kStepBytes = 256;
   void* page = ::mmap(nullptr, kStepBytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,

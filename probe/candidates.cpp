@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "probe/elf_file.h"
 #include "probe/nccl_probe.h"
 
 namespace denpex {
@@ -16,10 +17,21 @@ struct Collector {
   std::set<std::string> seen;     // real view paths of files
   std::set<std::string> scanned;  // real view paths of directories
   std::vector<NcclCandidate> out;
+  std::vector<std::string>* foreign;
 
   void add_file(const std::string& view_path, const std::string& origin) {
     Resolved r = resolve(ctx.loader.fs, view_path);
     if (r.status != ResolveStatus::ok || !seen.insert(r.path).second) return;
+    ElfInfo elf = read_elf(host_path(ctx.loader.fs, r.path), false);
+    if ((elf.status == ElfStatus::ok || elf.status == ElfStatus::unsupported) &&
+        elf.machine != ctx.loader.machine) {
+      // The loader passes over it: it is nobody's NCCL here.
+      if (foreign)
+        foreign->push_back(r.path + " (built for " + machine_name(elf.machine) +
+                           (ctx.loader.image_arch_known ? ", the image is " : ", this is ") +
+                           machine_name(ctx.loader.machine) + ")");
+      return;
+    }
     NcclCandidate c;
     c.path = r.path;
     c.origin = origin;
@@ -44,11 +56,12 @@ struct Collector {
 
 std::vector<NcclCandidate> find_nccl_candidates(const ProbeContext& ctx,
                                                 const std::vector<SitePackagesDir>& sites,
-                                                const NcclInfo& static_torch) {
-  Collector c{ctx, {}, {}, {}};
+                                                const NcclInfo& static_torch,
+                                                std::vector<std::string>* foreign) {
+  Collector c{ctx, {}, {}, {}, foreign};
   for (const auto& d : ctx.loader.library_path) c.scan_dir(d, "LD_LIBRARY_PATH");
   for (const auto& e : ctx.loader.cache.entries)
-    if (e.name.rfind("libnccl.so", 0) == 0 && e.flags == host_cache_flags())
+    if (e.name.rfind("libnccl.so", 0) == 0 && e.flags == ctx.loader.arch.cache_flags)
       c.add_file(e.path, "ld.so.cache");
   for (const auto& d : ctx.loader.system_dirs) c.scan_dir(d, "system-dir");
   // The CUDA toolkit's default install locations (/usr/local/cuda, /usr/local/cuda-X.Y).
@@ -56,7 +69,8 @@ std::vector<NcclCandidate> find_nccl_candidates(const ProbeContext& ctx,
   std::sort(local.begin(), local.end());
   for (const auto& n : local) {
     if (n.rfind("cuda", 0) != 0) continue;
-    for (const char* sub : {"lib", "lib64", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"})
+    for (const char* sub : {"lib", "lib64", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib",
+                            "targets/aarch64-linux/lib"})
       c.scan_dir(join_path(join_path("/usr/local", n), sub), "cuda-toolkit");
   }
   for (const auto& s : sites) c.scan_dir(join_path(s.path, "nvidia/nccl/lib"), "python-env");

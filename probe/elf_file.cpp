@@ -209,6 +209,7 @@ bool read_dynamic(const File& f, const Elf64_Ehdr& eh, const Sections& sec, uint
     switch (d.d_tag) {
       case DT_NEEDED: info->needed.push_back(string_at(strtab, d.d_un.d_val)); break;
       case DT_SONAME: info->soname = string_at(strtab, d.d_un.d_val); break;
+      case DT_FLAGS_1: info->flags_1 = d.d_un.d_val; break;
       case DT_RPATH: info->rpath = split_nonempty(string_at(strtab, d.d_un.d_val), ':'); break;
       case DT_RUNPATH:
         info->runpath = split_nonempty(string_at(strtab, d.d_un.d_val), ':');
@@ -295,6 +296,7 @@ ElfInfo read_elf(const std::string& path, bool symbols) {
   }
   info.type = type_machine[0];
   info.machine = type_machine[1];
+  info.osabi = ident[EI_OSABI];
   if (ident[EI_CLASS] != ELFCLASS64 || ident[EI_DATA] != ELFDATA2LSB) {
     info.status = ElfStatus::unsupported;
     info.error = ident[EI_CLASS] == ELFCLASS32 ? "32-bit ELF" : "big-endian ELF";

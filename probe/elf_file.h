@@ -40,6 +40,8 @@ struct ElfInfo {
   std::vector<std::string> rpath;    // DT_RPATH split on ':', unexpanded ($ORIGIN kept)
   std::vector<std::string> runpath;  // DT_RUNPATH split on ':', unexpanded
   bool has_runpath = false;
+  uint8_t osabi = 0;                 // e_ident[EI_OSABI] (ld.so accepts SYSV 0 and GNU 3)
+  uint64_t flags_1 = 0;              // DT_FLAGS_1 (DF_1_NODEFLIB, DF_1_PIE), 0 when absent
   std::vector<ElfSymbol> dynsyms;    // only when read with symbols=true
   // With symbols=true: whether the dynamic symbol table was found and read. False with
   // `dynsyms_error` when it could not be (no section headers, a table past the end of the

@@ -128,8 +128,8 @@ LdCache read_ld_cache(const std::string& path) {
   return c;
 }
 
-const LdCacheEntry* find_in_cache(const LdCache& cache, const std::string& soname) {
-  uint32_t want = host_cache_flags();
+const LdCacheEntry* find_in_cache(const LdCache& cache, const std::string& soname,
+                                  uint32_t want) {
   for (const auto& e : cache.entries) {
     if (e.name == soname && (want == 0 || e.flags == want)) return &e;
   }

@@ -33,9 +33,11 @@ LdCache read_ld_cache(const std::string& path);
 // The cache's arch flags for this program's architecture (x86-64: 0x0303), 0 when unknown.
 uint32_t host_cache_flags();
 
-// First entry for `soname` with the host's arch flags (glibc's lookup returns the first match),
-// or nullptr.
-const LdCacheEntry* find_in_cache(const LdCache& cache, const std::string& soname);
+// First entry for `soname` whose flags are exactly `flags` (glibc's _dl_cache_check_flags on
+// x86_64 and aarch64: an arm64 image's cache is read with 0x0a03), or nullptr. flags 0 takes
+// any entry.
+const LdCacheEntry* find_in_cache(const LdCache& cache, const std::string& soname,
+                                  uint32_t flags = host_cache_flags());
 
 // Directories listed by an ld.so.conf file and its "include" globs, read with every path taken
 // inside `root` ("/" for the live system). Used under --root when an image has no cache.

@@ -1,5 +1,6 @@
 #include "probe/loader.h"
 
+#include <elf.h>
 #include <unistd.h>
 
 #include <climits>
@@ -26,15 +27,16 @@ std::vector<std::string> split_preload(const std::string& value) {
   return split_nonempty(value, ": \t");
 }
 
-std::string expand_dst(const std::string& entry, const std::string& origin_dir) {
+std::string expand_dst(const std::string& entry, const std::string& origin_dir,
+                       const std::string& lib, const std::string& platform) {
   std::string out;
   for (size_t i = 0; i < entry.size();) {
     if (entry[i] == '$') {
       struct Token { const char* name; std::string value; };
       const Token tokens[] = {
           {"${ORIGIN}", origin_dir}, {"$ORIGIN", origin_dir},
-          {"${LIB}", "lib/x86_64-linux-gnu"}, {"$LIB", "lib/x86_64-linux-gnu"},
-          {"${PLATFORM}", "x86_64"}, {"$PLATFORM", "x86_64"}};
+          {"${LIB}", lib}, {"$LIB", lib},
+          {"${PLATFORM}", platform}, {"$PLATFORM", platform}};
       bool hit = false;
       for (const auto& t : tokens) {
         std::string n(t.name);
@@ -53,19 +55,29 @@ std::string expand_dst(const std::string& entry, const std::string& origin_dir) 
 }
 
 LoaderEnv make_loader_env(const FsView& fs, const std::string& ld_preload,
-                          const std::string& ld_library_path) {
+                          const std::string& ld_library_path, uint16_t machine) {
   LoaderEnv env;
   env.fs = fs;
+  env.image = !(fs.root == "/" || fs.root.empty());
+  env.image_arch_known = env.image && machine != 0;
+  if (machine == 0) {
+    TreeArch t = env.image ? decide_tree_arch(fs, "") : TreeArch{};
+    env.image_arch_known = t.status == TreeArchStatus::ok;
+    machine = env.image_arch_known ? t.machine : host_machine();
+  }
+  env.machine = machine;
+  env.arch = loader_arch_for(machine);
   env.library_path = split_library_path(ld_library_path);
   // In an image /etc/ld.so.cache may be a symlink; it is followed inside the root.
   Resolved cache = resolve(fs, "/etc/ld.so.cache");
   env.cache = read_ld_cache(host_path(fs, cache.status == ResolveStatus::ok ? cache.path
                                                                            : "/etc/ld.so.cache"));
   if (env.cache.status != LdCacheStatus::ok) env.conf_dirs = read_ld_so_conf(fs.root, "/etc/ld.so.conf");
-  // ld.so's built-in list on Debian multiarch (`ld.so --help`: "system search path").
-  env.system_dirs = {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib", "/usr/lib",
-                     "/lib64", "/usr/lib64"};
-  env.machine = host_machine();
+  // ld.so's built-in list ("system search path" in `ld.so --help`), read from the target's ld.so.
+  SystemDirs sd = system_dirs_for(fs, env.arch);
+  env.system_dirs = std::move(sd.dirs);
+  env.system_dirs_from = std::move(sd.from);
+  env.dst_lib = std::move(sd.dst_lib);
   if (fs.root == "/" || fs.root.empty()) {
     char buf[PATH_MAX];
     if (::getcwd(buf, sizeof buf)) env.cwd = buf;
@@ -91,6 +103,10 @@ namespace {
 
 enum class Verdict { accept, skip, absent, fatal };
 
+std::string this_is(const LoaderEnv& env) {
+  return (env.image_arch_known ? ", the image is " : ", this is ") + machine_name(env.machine);
+}
+
 // What the loader does with `view_path` when it meets it in the search.
 Verdict check(const LoaderEnv& env, const std::string& view_path, Resolution* res) {
   Resolved r = resolve(env.fs, view_path);
@@ -103,15 +119,33 @@ Verdict check(const LoaderEnv& env, const std::string& view_path, Resolution* re
   switch (elf.status) {
     case ElfStatus::not_found: return Verdict::absent;
     case ElfStatus::unsupported:
+      // glibc open_verify checks the byte order before the machine: a big-endian file stops the
+      // search whatever it was built for; another ELF class is passed over.
+      if (elf.error == "big-endian ELF") {
+        res->error = "ELF file data encoding not little-endian";
+        return Verdict::fatal;
+      }
       res->skipped.push_back(
           {view_path, "a " + elf.error + " built for " + machine_name(elf.machine) +
-                          ", this is " + machine_name(env.machine)});
+                          this_is(env)});
       return Verdict::skip;
     case ElfStatus::ok:
+      if (elf.osabi != ELFOSABI_SYSV && elf.osabi != ELFOSABI_GNU) {
+        res->error = "ELF file OS ABI invalid";
+        return Verdict::fatal;
+      }
       if (elf.machine != env.machine) {
-        res->skipped.push_back({view_path, "built for " + machine_name(elf.machine) +
-                                               ", this is " + machine_name(env.machine)});
+        res->skipped.push_back({view_path, "built for " + machine_name(elf.machine) + this_is(env)});
         return Verdict::skip;
+      }
+      // _dl_map_object_from_fd: a program is never mapped as a library.
+      if (elf.type == ET_EXEC) {
+        res->error = "cannot dynamically load executable";
+        return Verdict::fatal;
+      }
+      if (elf.type == ET_DYN && (elf.flags_1 & DF_1_PIE)) {
+        res->error = "cannot dynamically load position-independent executable";
+        return Verdict::fatal;
       }
       res->real_path = r.path;
       return Verdict::accept;
@@ -176,18 +210,33 @@ Resolution resolve_library(const LoaderEnv& env, const std::string& name,
   }
   std::string origin_dir = requester.path.empty() ? "" : dir_name(requester.path);
   const ElfInfo* rq = requester.elf;
-  if (rq && !rq->has_runpath) {
-    for (const auto& e : rq->rpath)
-      if (try_dir(env, expand_dst(e, origin_dir), name, "rpath", &res)) return res;
+  if (!rq || !rq->has_runpath) {
+    if (rq) {
+      for (const auto& e : rq->rpath)
+        if (try_dir(env, expand_dst(e, origin_dir, env.dst_lib, env.arch.platform), name, "rpath",
+                    &res))
+          return res;
+    }
+    for (const auto& l : requester.loaders) {
+      if (!l.elf || l.elf->has_runpath) continue;
+      const std::string dir = l.path.empty() ? "" : dir_name(l.path);
+      for (const auto& e : l.elf->rpath)
+        if (try_dir(env, expand_dst(e, dir, env.dst_lib, env.arch.platform), name,
+                    "rpath-of-loader", &res))
+          return res;
+    }
   }
   for (const auto& d : env.library_path)
     if (try_dir(env, d, name, "LD_LIBRARY_PATH", &res)) return res;
   if (rq && rq->has_runpath) {
     for (const auto& e : rq->runpath)
-      if (try_dir(env, expand_dst(e, origin_dir), name, "runpath", &res)) return res;
+      if (try_dir(env, expand_dst(e, origin_dir, env.dst_lib, env.arch.platform), name, "runpath", &res)) return res;
   }
+  // DF_1_NODEFLIB (-z nodefaultlib) on the requester: neither the cache nor the system
+  // directories are searched for its dependencies.
+  if (rq && (rq->flags_1 & DF_1_NODEFLIB)) return res;
   if (env.cache.status == LdCacheStatus::ok) {
-    if (const LdCacheEntry* e = find_in_cache(env.cache, name)) {
+    if (const LdCacheEntry* e = find_in_cache(env.cache, name, env.arch.cache_flags)) {
       if (try_dir(env, dir_name(e->path), base_name(e->path), "ld.so.cache", &res)) return res;
     }
   } else {

@@ -16,6 +16,7 @@
 #include "probe/elf_file.h"
 #include "probe/fs_view.h"
 #include "probe/ld_cache.h"
+#include "probe/loader_arch.h"
 
 namespace denpex {
 
@@ -34,8 +35,15 @@ struct LoaderEnv {
   std::vector<std::string> library_path;   // LD_LIBRARY_PATH entries ("" already turned into ".")
   LdCache cache;
   std::vector<std::string> system_dirs;    // ld.so's built-in directories
+  std::string system_dirs_from;            // the ld.so they were read from, or "default ..."
+  std::string dst_lib;                     // $LIB ("lib/aarch64-linux-gnu", "lib64")
   std::vector<std::string> conf_dirs;      // used instead of the cache when it is missing
   uint16_t machine = 0;                    // e_machine the loader accepts
+  LoaderArch arch;                         // the rules for `machine`
+  bool image = false;                      // fs.root != "/"
+  bool image_arch_known = false;           // the image's machine was established (given, or
+                                           // read from its files): messages say "the image
+                                           // is ..."; otherwise "this is ..."
   std::string cwd = "/";                   // for relative LD_LIBRARY_PATH entries
 };
 
@@ -46,8 +54,12 @@ struct LoaderEnv {
 // searched like a DT_NEEDED entry of the executable (its RPATH/RUNPATH, which the probe does not
 // know and takes as empty, then LD_LIBRARY_PATH, the cache, the system directories). An entry
 // that is not found is dropped, as ld.so drops it.
+// `machine` is the target's e_machine; 0 = this program's machine for a live system, and for an
+// image the machine its files say (decide_tree_arch), or this program's when they say nothing.
+// The cache entries, system directories (read from the target's ld.so), $LIB and $PLATFORM
+// follow it.
 LoaderEnv make_loader_env(const FsView& fs, const std::string& ld_preload,
-                          const std::string& ld_library_path);
+                          const std::string& ld_library_path, uint16_t machine = 0);
 
 // found      `path` is what the loader maps
 // not_found  nothing in the search order (files of another machine skipped: see `skipped`)
@@ -63,16 +75,29 @@ struct Resolution {
   LoadStatus status = LoadStatus::not_found;
   std::string path;      // as the loader names it (view path, before symlink resolution)
   std::string real_path; // symlinks resolved (view path)
-  std::string origin;    // "LD_PRELOAD", "rpath", "LD_LIBRARY_PATH", "runpath", "ld.so.cache",
+  std::string origin;    // "LD_PRELOAD", "rpath", "rpath-of-loader" (Requester::loaders),
+                         // "LD_LIBRARY_PATH", "runpath", "ld.so.cache",
                          // "system-dir", "path" (name contained '/')
   std::string error;
   std::vector<Skipped> skipped;
+};
+
+// An object that, directly or through others, caused the requester to be loaded.
+struct LoaderLink {
+  std::string path;      // view path of the object ($ORIGIN of its RPATH is its directory)
+  const ElfInfo* elf = nullptr;
 };
 
 // The requesting object: its RPATH/RUNPATH apply, $ORIGIN is its directory.
 struct Requester {
   std::string path;      // real view path of the object, "" for the main program
   const ElfInfo* elf = nullptr;
+  // glibc's l_loader chain: the object that loaded the requester, that object's loader, and so
+  // on up to the executable (last). When the requester has no DT_RUNPATH, ld.so searches the
+  // DT_RPATH of the requester, then of each of these in order (one with a DT_RUNPATH has no
+  // RPATH for this purpose: glibc drops DT_RPATH when DT_RUNPATH is present), e.g. conda's
+  // python ($ORIGIN/../lib) -> _C -> libtorch_python.so -> libtorch_cuda.so -> libnccl.so.2.
+  std::vector<LoaderLink> loaders;
 };
 
 // Resolves `name` ("libnccl.so.2", or a path) in the loader's order. Never throws. A preloaded
@@ -82,8 +107,12 @@ struct Requester {
 Resolution resolve_library(const LoaderEnv& env, const std::string& name,
                            const Requester& requester);
 
-// Expands $ORIGIN / ${ORIGIN}, $LIB and $PLATFORM in an RPATH/RUNPATH entry.
-std::string expand_dst(const std::string& entry, const std::string& origin_dir);
+// Expands $ORIGIN / ${ORIGIN}, $LIB and $PLATFORM in an RPATH/RUNPATH entry. `lib` and
+// `platform` are the target's (LoaderEnv::dst_lib, LoaderEnv::arch.platform); the defaults are
+// Debian x86_64's.
+std::string expand_dst(const std::string& entry, const std::string& origin_dir,
+                       const std::string& lib = "lib/x86_64-linux-gnu",
+                       const std::string& platform = "x86_64");
 
 // Splits LD_LIBRARY_PATH the way ld.so does (':' or ';'; an empty entry is the current
 // directory).

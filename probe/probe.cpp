@@ -45,8 +45,12 @@ RankRecord probe_rank(const ProbeOptions& o) {
   ProbeContext ctx;
   ctx.env = o.env;
   FsView fs{image ? o.root : "/"};
+  // The target's machine decides the loader's rules; when it cannot be known the record says so
+  // and nothing is judged against a guessed machine (decide_tree_arch).
+  TreeArch arch = decide_tree_arch(fs, image ? o.arch : "");
   ctx.loader = make_loader_env(fs, value_of(o.env, "LD_PRELOAD"),
-                               value_of(o.env, "LD_LIBRARY_PATH"));
+                               value_of(o.env, "LD_LIBRARY_PATH"),
+                               arch.status == TreeArchStatus::ok ? arch.machine : 0);
   ctx.running_as_root = o.running_as_root;
   ctx.allow_load = !image;
   ctx.step_timeout = o.step_timeout;
@@ -58,6 +62,19 @@ RankRecord probe_rank(const ProbeOptions& o) {
   r.mode = image ? "static" : "live";
   if (image) r.root = o.root;
   fill_identity(ctx, &r);
+  if (image) {
+    r.arch = arch.status == TreeArchStatus::ok ? arch.name : "";
+    r.arch_source = arch.source;
+    // run_single refuses a contradiction or an unsupported machine with exit 2 before probing.
+    // A tree with neither (a bare test tree, a scratch image) is not guessed at: arch stays ""
+    // and arch_source says which rules were used instead.
+    if (arch.status != TreeArchStatus::ok)
+      r.arch_source = fmt::format("unknown: no ld.so or ELF /bin/sh in the tree (loader emulated "
+                                  "for {}, this machine)",
+                                  machine_name(host_machine()));
+  } else {
+    r.arch_source = "this system";
+  }
   if (o.pid > 0) r.pid = o.pid;
   if (image) {
     // A record of an image, not of this machine: findings name it as the image.
@@ -79,7 +96,8 @@ RankRecord probe_rank(const ProbeOptions& o) {
   r.nccl = tp.has_nccl ? tp.effective : r.system_nccl;
   step("other NCCL libraries on the node");
   r.nccl_candidates = find_nccl_candidates(
-      ctx, sites, tp.effective.method == "static" ? tp.effective : NcclInfo{});
+      ctx, sites, tp.effective.method == "static" ? tp.effective : NcclInfo{},
+      &r.foreign_libraries);
   step("the CUDA driver (libcuda.so.1, the kernel module)");
   r.cuda_driver = probe_cuda_driver(ctx, &r.untrusted_libraries);
   // The emulation checked against the real loader for what was loaded live (issue 11 item 6).

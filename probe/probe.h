@@ -16,6 +16,8 @@ struct ProbeOptions {
   std::map<std::string, std::string> env;   // the environment to probe (normally environ)
   std::vector<std::string> site_packages;   // --site-packages, in order
   std::string root = "/";                   // --root: static inspection of this tree
+  std::string arch;                         // --arch: the image's architecture ("arm64",
+                                            // "aarch64", ...; "" = from the tree's files)
   std::string image_name;                   // --image-name: how findings name that tree
                                             // ("" = the root path)
   long pid = 0;                             // the rank's pid for the record (0 = this process;

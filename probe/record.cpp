@@ -82,6 +82,7 @@ json body_json(const RankRecord& r) {
   json j;
   put(j, "probe_version", r.probe_version);
   put(j, "arch", r.arch);
+  put(j, "arch_source", r.arch_source);
   j["container"] = r.container;
   put(j, "mode", r.mode);
   put(j, "root", r.root);
@@ -156,6 +157,7 @@ json body_json(const RankRecord& r) {
   j["nccl_env"] = r.nccl_env;
   j["nccl_conf"] = r.nccl_conf;
   j["untrusted_libraries"] = r.untrusted_libraries;
+  j["foreign_libraries"] = r.foreign_libraries;
   j["probe_errors"] = r.probe_errors;
   return j;
 }
@@ -269,6 +271,7 @@ bool record_from_json(const json& j, RankRecord* out, std::string* error) {
     r.pid = static_cast<long>(integer(j, "pid", 0, 0, LONG_MAX));
     r.probe_version = str(j, "probe_version");
     r.arch = str(j, "arch");
+    r.arch_source = str(j, "arch_source");
     r.container = j.value("container", false);
     r.mode = str(j, "mode");
     r.root = str(j, "root");
@@ -337,6 +340,7 @@ bool record_from_json(const json& j, RankRecord* out, std::string* error) {
     r.nccl_env = string_map(j, "nccl_env");
     r.nccl_conf = string_map(j, "nccl_conf");
     r.untrusted_libraries = string_list(j, "untrusted_libraries");
+    r.foreign_libraries = string_list(j, "foreign_libraries");
     r.probe_errors = string_list(j, "probe_errors");
     *out = std::move(r);
     return true;

@@ -132,7 +132,9 @@ struct RankRecord {
   long pid = 0;                // the rank's process (not the probe's isolated child)
 
   std::string probe_version;   // denpex-probe version that wrote this record
-  std::string arch;            // "x86_64", "aarch64"
+  std::string arch;            // "x86_64", "aarch64": of the image under --root
+  std::string arch_source;     // what said so: "this system", "--arch", "/bin/sh",
+                               // "/lib/ld-linux-aarch64.so.1"
   bool container = false;      // /.dockerenv, /run/.containerenv, container= env; always
                                // true under --root (the record of an image)
   std::string mode;            // "live" or "static" (--root)
@@ -150,6 +152,9 @@ struct RankRecord {
   std::map<std::string, std::string> nccl_env;     // NCCL_* from the environment
   std::map<std::string, std::string> nccl_conf;    // NCCL_* from /etc/nccl.conf, ~/.nccl.conf
   std::vector<std::string> untrusted_libraries;    // read statically, not loaded (as root)
+  // Libraries of another machine the loader passes over (an x86_64 libnccl in an arm64 image):
+  // "path (built for x86_64, the image is aarch64)".
+  std::vector<std::string> foreign_libraries;
   std::vector<LoaderCheck> loader_checks;          // emulation vs the real loader (live only)
   std::vector<std::string> probe_errors;           // steps that failed or timed out, with reason
 };

@@ -121,6 +121,40 @@ AbiCheck check_abi(const std::string& consumer, const ElfInfo& consumer_elf,
   return a;
 }
 
+// glibc's l_loader chain above libtorch_cuda.so in a Python process, nearest first: libtorch.so
+// and libtorch_python.so (DT_NEEDED), the torch._C extension, the interpreter that dlopened it
+// (<prefix>/bin/python3.X; conda's carries RPATH $ORIGIN/../lib, where conda's nccl package puts
+// libnccl.so.2). Objects that are not there are left out. `elfs` keeps the ElfInfo the links
+// point to.
+std::vector<LoaderLink> python_loader_chain(const FsView& fs, const std::string& torch_dir,
+                                            const std::string& site, std::vector<ElfInfo>* elfs) {
+  std::vector<std::string> paths = {join_path(torch_dir, "lib/libtorch.so"),
+                                    join_path(torch_dir, "lib/libtorch_python.so")};
+  std::vector<std::string> names = list_dir(fs, torch_dir, 4096, nullptr);
+  std::sort(names.begin(), names.end());
+  for (const auto& n : names)
+    if (n.rfind("_C.", 0) == 0 && n.size() > 3 && n.compare(n.size() - 3, 3, ".so") == 0) {
+      paths.push_back(join_path(torch_dir, n));
+      break;
+    }
+  // <prefix>/lib/python3.X/site-packages -> <prefix>/bin/python3.X
+  const std::string pydir = dir_name(site);
+  paths.push_back(join_path(join_path(dir_name(dir_name(pydir)), "bin"), base_name(pydir)));
+  elfs->reserve(paths.size());
+  std::vector<LoaderLink> chain;
+  for (const auto& p : paths) {
+    Resolved r = resolve(fs, p);
+    if (r.status != ResolveStatus::ok) continue;
+    elfs->push_back(read_elf(host_path(fs, r.path), false));
+    if (elfs->back().status != ElfStatus::ok) {
+      elfs->pop_back();
+      continue;
+    }
+    chain.push_back({p, &elfs->back()});
+  }
+  return chain;
+}
+
 }  // namespace
 
 TorchProbe probe_torch(const ProbeContext& ctx, const std::vector<SitePackagesDir>& sites,
@@ -191,7 +225,12 @@ TorchProbe probe_torch(const ProbeContext& ctx, const std::vector<SitePackagesDi
   });
   out.has_nccl = true;
   if (needs != elf.needed.end()) {
-    Resolution res = resolve_library(ctx.loader, *needs, Requester{lib.path, &elf});
+    // $ORIGIN is the directory of the name the loader opened (torch/lib), not of the file a
+    // symlinked libtorch_cuda.so points to (glibc _dl_new_object: l_origin from the open name).
+    std::vector<ElfInfo> chain_elfs;
+    Requester rq{join_path(t.path, "lib/libtorch_cuda.so"), &elf,
+                 python_loader_chain(fs, t.path, site->path, &chain_elfs)};
+    Resolution res = resolve_library(ctx.loader, *needs, rq);
     out.effective = inspect_nccl(ctx, res, untrusted);
     if (res.origin == "rpath" || res.origin == "runpath") {
       // Found through libtorch_cuda.so's own search path: the wheel (or a copy beside torch).

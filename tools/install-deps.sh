@@ -3,7 +3,9 @@
 # the toolchain, Open MPI and MPICH (the two MPI ABIs the transport plugins are built for;
 # Open MPI stays the default `mpicc`/`mpirun` alternative), nlohmann_json, fmt, CLI11, Catch2
 # (v2), jq/bc for the end-to-end tests, file (CPack's DEB generator needs it), lintian (the
-# package test), Slurm and munge for the prolog test, clang for fuzzing.
+# package test), Slurm and munge for the prolog test, clang for fuzzing,
+# the aarch64 cross compiler and libc (arm64 stand-ins and Debian's arm64 ld.so for the arm64
+# image tests).
 # CUDA and NCCL are not installed here: the probe opens whatever the node has at run time.
 set -euo pipefail
 if [ "$(id -u)" != 0 ]; then
@@ -18,5 +20,6 @@ apt-get install -y -qq --no-install-recommends \
   jq bc time procps util-linux file lintian \
   slurm-wlm munge \
   clang libclang-rt-14-dev \
+  gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
   >/dev/null
 echo "install-deps.sh: packages installed"
