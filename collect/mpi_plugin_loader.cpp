@@ -1,6 +1,7 @@
 #include "collect/mpi_plugin_loader.h"
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <climits>
@@ -78,7 +79,14 @@ std::string plugin_directory() {
   // Named without "bin/.." in messages.
   std::string up = path.substr(0, slash) + "/..";
   char real[PATH_MAX];
-  return (::realpath(up.c_str(), real) ? std::string(real) : up) + "/lib/denpex";
+  const std::string prefix = ::realpath(up.c_str(), real) ? std::string(real) : up;
+  // Installed (the .deb): lib/<multiarch>/denpex, a private directory under which nothing is a
+  // loader directory, so the package needs no ldconfig call. The build tree and the portable
+  // tarball: lib/denpex. DENPEX_PLUGIN_INSTALL_SUBDIR comes from collect/CMakeLists.txt.
+  const std::string installed = prefix + "/" + DENPEX_PLUGIN_INSTALL_SUBDIR;
+  struct stat st {};
+  if (::stat(installed.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return installed;
+  return prefix + "/lib/denpex";
 }
 
 LoadedTransport load_mpi_plugin(const MpiChoice& choice, const std::string& dir) {

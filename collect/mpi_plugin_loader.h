@@ -64,8 +64,9 @@ struct LoadedTransport {
   std::string error;       // one line
 };
 
-// The directory holding the plugins: <dir of /proc/self/exe>/../lib/denpex. "" when
-// /proc/self/exe cannot be read.
+// The directory holding the plugins: <dir of /proc/self/exe>/../lib/<multiarch>/denpex when it
+// exists (the .deb), else <dir of /proc/self/exe>/../lib/denpex (the build tree, the portable
+// tarball). "" when /proc/self/exe cannot be read.
 std::string plugin_directory();
 
 // dlopens `choice.library` (RTLD_GLOBAL), then <dir>/denpex-mpi-<abi>.so, and checks its ABI

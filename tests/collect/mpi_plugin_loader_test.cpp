@@ -1,7 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <dlfcn.h>
 #include <unistd.h>
 
+#include <exception>
 #include <filesystem>
 
 #include "collect/mpi_plugin_loader.h"
@@ -11,8 +13,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// An image-like root with the given libraries in /usr/lib/x86_64-linux-gnu. Any x86_64 ELF
-// file will do for the loader model, which reads headers only: this test program is one.
+// A real shared library of this machine (libstdc++, which this test links): the loader model
+// reads its headers only. Not this test program: ld.so refuses a PIE executable as a library, and
+// so does the model.
+std::string a_shared_library() {
+  Dl_info info{};
+  REQUIRE(::dladdr(reinterpret_cast<void*>(&std::get_terminate), &info) != 0);
+  REQUIRE(info.dli_fname != nullptr);
+  return info.dli_fname;
+}
+
+// An image-like root with the given libraries in /usr/lib/x86_64-linux-gnu.
 struct Root {
   fs::path dir;
   explicit Root(std::initializer_list<const char*> libs) {
@@ -20,7 +31,8 @@ struct Root {
     dir = ::mkdtemp(&tmpl[0]);
     fs::create_directories(dir / "usr/lib/x86_64-linux-gnu");
     fs::create_directories(dir / "etc");
-    for (const char* l : libs) fs::copy_file("/proc/self/exe", dir / "usr/lib/x86_64-linux-gnu" / l);
+    const std::string lib = a_shared_library();
+    for (const char* l : libs) fs::copy_file(lib, dir / "usr/lib/x86_64-linux-gnu" / l);
   }
   ~Root() { fs::remove_all(dir); }
   LoaderEnv env(const std::string& ld_library_path = "") const {
@@ -66,7 +78,7 @@ TEST_CASE("the MPI whose library the environment resolves, in the loader's order
   SECTION("an MPI module on LD_LIBRARY_PATH wins over the system's") {
     Root root({"libmpich.so.12"});
     fs::create_directories(root.dir / "opt/intel/mpi/lib");
-    fs::copy_file("/proc/self/exe", root.dir / "opt/intel/mpi/lib/libmpi.so.12");
+    fs::copy_file(a_shared_library(), root.dir / "opt/intel/mpi/lib/libmpi.so.12");
     MpiChoice c = choose_mpi(root.env("/opt/intel/mpi/lib"), {MpiAbi::mpich});
     REQUIRE(c.status == MpiChoiceStatus::found);
     CHECK(c.soname == "libmpi.so.12");

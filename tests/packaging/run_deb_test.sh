@@ -41,10 +41,11 @@ grep -q '^/usr/share/doc/denpex-probe/examples/' "$work/contents" || fail "$deb 
 [ "$(dpkg-deb -f "$deb" Version)" = "$version" ] || fail "Version field is not $version"
 dpkg-deb -f "$deb" Depends | grep -q 'jq' || fail "Depends lacks jq: $(dpkg-deb -f "$deb" Depends)"
 # MPI is loaded, not linked (issue 15): the package needs no MPI; the plugins for both ABIs
-# are in /usr/lib/denpex/, where the probe finds them from /usr/bin.
+# are in the private /usr/lib/<multiarch>/denpex/ (no ldconfig call), where the probe finds them
+# from /usr/bin.
 ! dpkg-deb -f "$deb" Depends | grep -q 'libopenmpi\|libmpich' || fail "Depends names an MPI: $(dpkg-deb -f "$deb" Depends)"
 for p in denpex-mpi-open-mpi.so denpex-mpi-mpich.so; do
-  grep -qx "/usr/lib/denpex/$p" "$work/contents" || fail "$deb does not contain /usr/lib/denpex/$p"
+  grep -Eqx "/usr/lib/[^/]+/denpex/$p" "$work/contents" || fail "$deb does not contain /usr/lib/<multiarch>/denpex/$p"
 done
 
 dpkg-deb -x "$deb" "$work/root"
@@ -53,6 +54,14 @@ got=$("$work/root/usr/bin/denpex-probe" --version)
 [ -x "$work/root/usr/sbin/denpex-prolog" ] || fail "packaged prolog is not executable"
 ! readelf -d "$work/root/usr/bin/denpex-probe" | grep NEEDED | grep -q libmpi ||
   fail "the packaged denpex-probe links an MPI library"
+# The packaged probe finds its plugin there: a 1-rank mpirun gives a verdict (0 or 1), not the
+# exit 2 of a missing transport plugin.
+if command -v mpirun >/dev/null; then
+  rc=0
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 \
+    mpirun -np 1 "$work/root/usr/bin/denpex-probe" -q --timeout 30 >"$work/mpirun.out" 2>&1 || rc=$?
+  [ "$rc" = 0 ] || [ "$rc" = 1 ] || { cat "$work/mpirun.out" >&2; fail "mpirun -np 1 of the packaged denpex-probe exited $rc"; }
+fi
 "$work/root/usr/bin/denpex-validate-image" --help | grep -q '^usage: validate-image' ||
   fail "packaged denpex-validate-image --help does not print its usage"
 # Debian's own checker: errors fail, warnings are shown. Run as root it complains once about
