@@ -3,8 +3,8 @@
 #
 # Layout (CMAKE_INSTALL_PREFIX=/usr in the package):
 #   bin/denpex-probe                the probe (launch/CMakeLists.txt); links no MPI
-#   lib/denpex/denpex-mpi-*.so      its MPI transport plugins, one per MPI ABI, found from
-#                                   bin/../lib/denpex (collect/CMakeLists.txt)
+#   lib/x86_64-linux-gnu/denpex/denpex-mpi-*.so   its MPI transport plugins, one per MPI ABI,
+#                                   found from bin/.. (collect/CMakeLists.txt)
 #   lib/x86_64-linux-gnu/denpex/libdenpex-trace.so   the NCCL call recorder (launch/trace/CMakeLists.txt): only
 #                                   ever LD_PRELOADed by path, so a private directory, not the
 #                                   loader's (no ldconfig, no soname package)
