@@ -533,6 +533,16 @@ void analyse_in_flight(const std::string& comm, const std::vector<const CommSequ
 
 }  // namespace
 
+const char* to_string(TracedProcess::End e) {
+  switch (e) {
+    case TracedProcess::End::exited: return "exited";
+    case TracedProcess::End::signalled: return "signalled";
+    case TracedProcess::End::killed_or_running: return "killed-or-running";
+    case TracedProcess::End::unknown: break;
+  }
+  return "unknown";
+}
+
 const char* to_string(CollKind k) { return kKindNames[static_cast<int>(k)]; }
 
 CollKind parse_coll_kind(const std::string& name) {

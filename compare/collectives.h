@@ -89,6 +89,9 @@ struct TracedProcess {
   long long ended_ns = -1;
 };
 
+// "exited", "signalled", "killed-or-running" or "unknown": the report key inputs[].process.end.
+const char* to_string(TracedProcess::End e);
+
 // What PyTorch's ProcessGroupNCCL watchdog said about one rank of one process group.
 struct WatchdogState {
   std::string group;                 // process group name ("0(default_pg)", "PG 1", ...)

@@ -156,21 +156,11 @@ void input_findings(const Inputs& inputs, const Summary& sum, std::vector<Findin
   }
 }
 
-const char* end_name(TracedProcess::End e) {
-  switch (e) {
-    case TracedProcess::End::exited: return "exited";
-    case TracedProcess::End::signalled: return "signalled";
-    case TracedProcess::End::killed_or_running: return "killed-or-running";
-    case TracedProcess::End::unknown: break;
-  }
-  return "unknown";
-}
-
 // What a v2 trace says about its process (report key inputs[].process, an extension).
 json process_json(const TracedProcess& p) {
   return {{"host", p.host}, {"pid", p.pid}, {"rank", p.global_rank}, {"calls", p.calls},
           {"recorded", p.recorded}, {"overwritten", p.overwritten}, {"torn", p.torn}, {"dropped", p.dropped},
-          {"in_flight", p.in_flight}, {"nccl_mapped", p.nccl_mapped}, {"end", end_name(p.end)},
+          {"in_flight", p.in_flight}, {"nccl_mapped", p.nccl_mapped}, {"end", to_string(p.end)},
           {"signal", p.signal}, {"ended_ns", p.ended_ns}};
 }
 

@@ -22,16 +22,6 @@ const char* state_name(CallState s) {
   return s == CallState::in_flight ? "in_flight" : s == CallState::returned ? "returned" : "unknown";
 }
 
-const char* end_name(TracedProcess::End e) {
-  switch (e) {
-    case TracedProcess::End::exited: return "exited";
-    case TracedProcess::End::signalled: return "signalled";
-    case TracedProcess::End::killed_or_running: return "killed-or-running";
-    case TracedProcess::End::unknown: break;
-  }
-  return "unknown";
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -47,7 +37,7 @@ int main(int argc, char** argv) {
   for (const auto& p : in.processes)
     fmt::print("process calls={} recorded={} overwritten={} torn={} dropped={} in_flight={} end={} signal={} rank={} "
                "nccl_mapped={}\n",
-               p.calls, p.recorded, p.overwritten, p.torn, p.dropped, p.in_flight, end_name(p.end), p.signal,
+               p.calls, p.recorded, p.overwritten, p.torn, p.dropped, p.in_flight, to_string(p.end), p.signal,
                p.global_rank, p.nccl_mapped.empty() ? 0 : 1);
   fmt::print("unattributed {}\n", in.unattributed_calls);
   for (const auto& p : in.processes)
