@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "compare/vote.h"
+
 namespace denpex {
 
 namespace {
@@ -92,19 +94,11 @@ void fill_blame(Finding* f, const std::vector<const CommSequence*>& members) {
   f->hosts.assign(hosts.begin(), hosts.end());
 }
 
-// Index of the strict majority group, or -1.
+// Index of the strict majority group, or -1 (compare/vote.h).
 int majority_of(const std::vector<Group>& groups) {
-  int best = -1;
-  bool tie = false;
-  for (size_t g = 0; g < groups.size(); ++g) {
-    if (best < 0 || groups[g].members.size() > groups[best].members.size()) {
-      best = static_cast<int>(g);
-      tie = false;
-    } else if (groups[g].members.size() == groups[best].members.size()) {
-      tie = true;
-    }
-  }
-  return tie ? -1 : best;
+  std::vector<size_t> weights;
+  for (const auto& g : groups) weights.push_back(g.members.size());
+  return strict_majority(weights);
 }
 
 using CallList = std::vector<const CollectiveCall*>;
@@ -147,7 +141,7 @@ void divergence_findings(const std::string& comm, size_t pos, size_t at, const s
     }
     // Without a majority the call is classified against another group's: same collective with
     // other arguments is still an args mismatch.
-    const CollectiveCall* ref = maj >= 0 ? groups[maj].call : groups[g == 0 ? 1 : 0].call;
+    const CollectiveCall* ref = groups[judged_against(maj, g)].call;
     f.expected = maj >= 0 ? describe_or_none(ref) : fmt::format("{}", fmt::join(other_calls, " or "));
     const char* ranks_word = others == 1 ? "rank" : "ranks";
     std::string theirs =
@@ -600,23 +594,19 @@ std::vector<Finding> analyse_watchdog(const std::vector<WatchdogState>& states) 
         if (pass == 1 && s->last_enqueued >= 0) groups[Key{s->last_enqueued, "", -1, -1}].push_back(s);
       }
       if (groups.size() < 2) continue;
-      const Key* maj = nullptr;
-      bool tie = false;
-      for (const auto& g : groups) {
-        if (maj == nullptr || g.second.size() > groups[*maj].size()) {
-          maj = &g.first;
-          tie = false;
-        } else if (g.second.size() == groups[*maj].size()) {
-          tie = true;
-        }
-      }
+      const std::vector<std::pair<Key, std::vector<const WatchdogState*>>> list(groups.begin(), groups.end());
+      std::vector<size_t> weights;
+      for (const auto& g : list) weights.push_back(g.second.size());
+      const int maj = strict_majority(weights);
+      const bool tie = maj < 0;
       auto show = [pass](const Key& k) {
         return pass == 0 ? fmt::format("WorkNCCL(SeqNum={}, OpType={}, NumelIn={}, NumelOut={})", std::get<0>(k),
                                        std::get<1>(k), std::get<2>(k), std::get<3>(k))
                          : fmt::format("last enqueued work {}", std::get<0>(k));
       };
-      for (const auto& g : groups) {
-        if (!tie && g.first == *maj) continue;
+      for (size_t gi = 0; gi < list.size(); ++gi) {
+        if (static_cast<int>(gi) == maj) continue;
+        const auto& g = list[gi];
         Finding f;
         f.comm = kv.first;
         f.seq = std::get<0>(g.first);
@@ -631,11 +621,10 @@ std::vector<Finding> analyse_watchdog(const std::vector<WatchdogState>& states) 
         f.hosts.assign(hosts.begin(), hosts.end());
         f.found = show(g.first);
         std::vector<std::string> others;
-        for (const auto& o : groups)
-          if (o.first != g.first && (tie || o.first == *maj)) others.push_back(show(o.first));
+        for (size_t oi = 0; oi < list.size(); ++oi)
+          if (oi != gi && (tie || static_cast<int>(oi) == maj)) others.push_back(show(list[oi].first));
         f.expected = fmt::format("{}", fmt::join(others, " or "));
-        const Key& ref = tie ? groups.begin()->first == g.first ? std::next(groups.begin())->first : groups.begin()->first
-                             : *maj;
+        const Key& ref = list[judged_against(maj, gi)].first;
         if (std::get<0>(g.first) != std::get<0>(ref)) f.code = "collective-missing";
         else if (std::get<1>(g.first) != std::get<1>(ref)) f.code = "collective-mismatch";
         else f.code = "collective-args-mismatch";

@@ -183,6 +183,36 @@ TEST_CASE("watchdog: the rank at another work is named") {
   CHECK(analyse_watchdog(st).empty());
 }
 
+TEST_CASE("watchdog: without a majority every state is named against the others") {
+  std::vector<WatchdogState> st;
+  for (int r = 0; r < 4; ++r) {
+    WatchdogState s;
+    s.group = "pg 0";
+    s.rank = r;
+    s.seq = r < 2 ? 51 : 52;
+    s.op_type = "ALLREDUCE";
+    s.numel_in = s.numel_out = 11;
+    st.push_back(s);
+  }
+  auto f = analyse_watchdog(st);
+  REQUIRE(f.size() == 2);
+  sort_findings(&f);
+  CHECK(f[0].ranks == std::vector<int>{0, 1});
+  CHECK(f[1].ranks == std::vector<int>{2, 3});
+  for (const auto& x : f) {
+    CHECK(x.code == "collective-missing");
+    CHECK(x.message.find("no majority: the others report") != std::string::npos);
+  }
+  CHECK(f[0].expected == "WorkNCCL(SeqNum=52, OpType=ALLREDUCE, NumelIn=11, NumelOut=11)");
+  CHECK(f[1].expected == "WorkNCCL(SeqNum=51, OpType=ALLREDUCE, NumelIn=11, NumelOut=11)");
+  // Three at 52, one at 51: a majority, and only the one is named.
+  st[1].seq = 52;
+  f = analyse_watchdog(st);
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].ranks == std::vector<int>{0});
+  CHECK(f[0].message.find("no majority") == std::string::npos);
+}
+
 TEST_CASE("names of datatypes and ops") {
   CHECK(datatype_name(9) == "bfloat16");
   CHECK(datatype_name(42) == "datatype 42");
