@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "compare/fold.h"
 #include "compare/vote.h"
 
 namespace denpex {
@@ -62,20 +63,6 @@ std::string argument_difference(const CollectiveCall& mine, const CollectiveCall
 }
 
 int blame_rank(const CommSequence& s) { return s.global_rank >= 0 ? s.global_rank : s.rank; }
-
-// "rank 2", "ranks 0-3,5".
-std::string rank_list(std::vector<int> ranks) {
-  std::sort(ranks.begin(), ranks.end());
-  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-  std::vector<std::string> parts;
-  for (size_t i = 0; i < ranks.size();) {
-    size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    parts.push_back(j == i ? fmt::format("{}", ranks[i]) : fmt::format("{}-{}", ranks[i], ranks[j]));
-    i = j + 1;
-  }
-  return fmt::format("{} {}", ranks.size() == 1 ? "rank" : "ranks", fmt::join(parts, ","));
-}
 
 struct Group {
   const CollectiveCall* call = nullptr;
@@ -131,7 +118,7 @@ void divergence_findings(const std::string& comm, size_t pos, size_t at, const s
     f.fix = kFixCollective;
     fill_blame(&f, grp.members);
     f.found = describe_or_none(grp.call);
-    std::string who = rank_list(f.ranks);
+    std::string who = rank_subject(f.ranks);
     size_t others = 0;
     std::vector<std::string> other_calls;
     for (size_t o = 0; o < groups.size(); ++o) {
@@ -231,7 +218,7 @@ void absent_ranks(const std::string& comm, const std::vector<const CommSequence*
   f.expected = fmt::format("{} ranks", nranks);
   f.found = fmt::format("{} ranks", present.size());
   f.message = fmt::format("communicator {} has {} ranks but the input holds no calls of {} (rank in the communicator)",
-                          comm, nranks, rank_list(missing));
+                          comm, nranks, rank_subject(missing));
   f.fix = "pass the traces or logs of every rank (a rank killed with SIGKILL leaves no trace)";
   out->push_back(std::move(f));
 }
@@ -390,7 +377,7 @@ std::string describe_others(const std::vector<const Position*>& others, const Co
       if (at != std::string::npos) text.replace(at, 5, " is ");
     }
     if (kv.second.since >= 0) text += " since " + utc_time(kv.second.since);
-    parts.push_back(fmt::format("{} {}", rank_list(kv.second.ranks), text));
+    parts.push_back(fmt::format("{} {}", rank_subject(kv.second.ranks), text));
   }
   return fmt::format("{}", fmt::join(parts, "; "));
 }
@@ -413,9 +400,9 @@ Finding stuck_finding(const std::string& comm, const std::vector<const Position*
                         c.kind == CollKind::unknown ? c.op_name : describe(c));
   std::vector<int> others;
   for (const auto* a : ahead) others.push_back(blame_rank(*a->m));
-  f.expected = fmt::format("returned, as {} did", rank_list(others));
+  f.expected = fmt::format("returned, as {} did", rank_subject(others));
   f.message = fmt::format("{} {} stuck in {} on communicator {} since {} (entered, never returned); {}",
-                          rank_list(f.ranks), f.ranks.size() == 1 ? "is" : "are", where(c), comm, utc_time(since),
+                          rank_subject(f.ranks), f.ranks.size() == 1 ? "is" : "are", where(c), comm, utc_time(since),
                           describe_others(ahead, c));
   f.fix = kFixStuck;
   return f;
@@ -437,7 +424,7 @@ Finding waiting_finding(const std::string& comm, const std::vector<const Positio
   f.comm = comm;
   f.seq = c.coll_seq >= 0 ? c.coll_seq : c.trace_seq;
   f.found = fmt::format("in flight since {}: {}", utc_time(since), c.kind == CollKind::unknown ? c.op_name : describe(c));
-  std::string waits = fmt::format("{} {} waiting in {} on communicator {} since {}", rank_list(waiters),
+  std::string waits = fmt::format("{} {} waiting in {} on communicator {} since {}", rank_subject(waiters),
                                   waiters.size() == 1 ? "is" : "are", where(c), comm, utc_time(since));
   if (!behind.empty()) {
     std::vector<const CommSequence*> members;
@@ -450,10 +437,10 @@ Finding waiting_finding(const std::string& comm, const std::vector<const Positio
                           : fmt::format("rank {} made no call on this communicator", blame_rank(*b->m)));
     }
     fill_blame(&f, members);
-    f.expected = fmt::format("entered by {}", rank_list(waiters));
+    f.expected = fmt::format("entered by {}", rank_subject(waiters));
     f.found = "not entered";
     f.message = fmt::format("{}; {} never entered it ({}): it is outside NCCL, stuck in its own code or dead",
-                            waits, rank_list(f.ranks), fmt::join(parts, "; "));
+                            waits, rank_subject(f.ranks), fmt::join(parts, "; "));
     f.fix = "look at what that rank is doing (py-spy dump / gdb -p, its log): the others wait for it in NCCL";
     return f;
   }
@@ -628,7 +615,7 @@ std::vector<Finding> analyse_watchdog(const std::vector<WatchdogState>& states) 
         if (std::get<0>(g.first) != std::get<0>(ref)) f.code = "collective-missing";
         else if (std::get<1>(g.first) != std::get<1>(ref)) f.code = "collective-mismatch";
         else f.code = "collective-args-mismatch";
-        f.message = fmt::format("{} of process group {} reports {}; {}the others report {}", rank_list(f.ranks), kv.first,
+        f.message = fmt::format("{} of process group {} reports {}; {}the others report {}", rank_subject(f.ranks), kv.first,
                                 f.found, tie ? "no majority: " : "", f.expected);
         out.push_back(std::move(f));
       }

@@ -157,6 +157,27 @@ TEST_CASE("ranks of a communicator absent from the input are a warning") {
   CHECK(f[0].ranks == std::vector<int>{3});
 }
 
+TEST_CASE("a long rank list in a message is ranged and abbreviated; the finding keeps every rank") {
+  // A 300-rank communicator of which the input holds only the odd ranks.
+  std::vector<CommSequence> seqs;
+  for (int r = 1; r < 300; r += 2) {
+    CommSequence s;
+    s.comm = "w";
+    s.rank = r;
+    s.nranks = 300;
+    s.calls = kBase;
+    seqs.push_back(s);
+  }
+  auto f = analyse_sequences(seqs);
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].code == "collective-ranks-absent");
+  CHECK(f[0].ranks.size() == 150);
+  CHECK(f[0].message.find("no calls of ranks 0,2,4,") != std::string::npos);
+  CHECK(f[0].message.find(",... (rank in the communicator)") != std::string::npos);
+  CHECK(f[0].message.find(",298") == std::string::npos);
+  CHECK(f[0].message.size() < 250);
+}
+
 TEST_CASE("watchdog: the rank at another work is named") {
   std::vector<WatchdogState> st;
   for (int r = 0; r < 4; ++r) {
