@@ -27,7 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "collect/mpi_job.h"
-#include "probe/isolated_call.h"
+#include "probe/monotonic_clock.h"
 
 using namespace denpex;
 

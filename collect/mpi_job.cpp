@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "probe/isolated_call.h"
+#include "probe/monotonic_clock.h"
 
 namespace denpex {
 

@@ -13,6 +13,7 @@
 #include <fmt/ostream.h>
 #include <nlohmann/json.hpp>
 
+#include "collect/bounded_line.h"
 #include "collect/collective_trace.h"
 #include "collect/nccl_log.h"
 #include "compare/atomic_file.h"

@@ -23,6 +23,7 @@
 #include "compare/report.h"
 #include "launch/judge_and_report.h"
 #include "probe/isolated_call.h"
+#include "probe/monotonic_clock.h"
 #include "probe/loader_arch.h"
 #include "probe/probe.h"
 #include "probe/probe_context.h"

@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "probe/cuda_driver_probe.h"
-#include "probe/isolated_call.h"
+#include "probe/monotonic_clock.h"
 #include "probe/probe.h"
 #include "scratch.h"
 

@@ -4,7 +4,7 @@
 
 #include <fstream>
 
-#include "probe/isolated_call.h"
+#include "probe/monotonic_clock.h"
 #include "probe/nccl_probe.h"
 #include "probe/probe.h"
 #include "scratch.h"
