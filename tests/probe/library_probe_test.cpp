@@ -10,16 +10,8 @@ using namespace denpex_test;
 
 namespace {
 
-// Only what the test puts in `dir` is found (no cache, no system directories).
-ProbeContext only(const std::string& dir) {
-  ProbeContext ctx;
-  ctx.loader = make_loader_env(FsView{}, "", dir);
-  ctx.loader.cache = LdCache{};
-  ctx.loader.system_dirs.clear();
-  ctx.running_as_root = ::geteuid() == 0;
-  ctx.step_timeout = 0.5;
-  return ctx;
-}
+// Only what the test puts in `dir` is found; a hung child is given up after 0.5 s.
+ProbeContext only(const std::string& dir) { return context_with_only(dir, 0.5); }
 
 LibraryProbe nccl_in(const ProbeContext& ctx, const char* symbol = "ncclGetVersion",
                      std::vector<std::string>* untrusted = nullptr) {
