@@ -13,15 +13,11 @@
 // usage: denpex_bench_judge_sim TEMPLATE.json [N=1000000] [HOSTS=125000]
 // Output: one "phase <name> <ms> ms" line per phase, then "total", "peak_rss_kb", the verdict,
 // finding count, report sizes. Exit 0; 2 on bad usage or unreadable template.
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -30,6 +26,7 @@
 #include "compare/group.h"
 #include "compare/judge.h"
 #include "compare/report.h"
+#include "bench/sim_inputs.h"
 #include "probe/record.h"
 
 using namespace denpex;
@@ -55,27 +52,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s TEMPLATE.json [N=1000000] [HOSTS=125000]\n", argv[0]);
     return 2;
   }
-  std::ifstream in(argv[1]);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto j = nlohmann::json::parse(ss.str(), nullptr, false);
   RankRecord base;
-  std::string err;
-  if (!in || j.is_discarded() || !record_from_json(j, &base, &err)) {
-    std::fprintf(stderr, "%s: not a rank record %s\n", argv[1], err.c_str());
-    return 2;
-  }
+  if (!denpex_bench::load_template(argv[1], &base)) return 2;
   const int n = argc > 2 ? std::atoi(argv[2]) : 1000000;
   const int nhosts = argc > 3 ? std::atoi(argv[3]) : 125000;
   const int per_host = (n + nhosts - 1) / nhosts;
 
   // The K distinct records rank 0 would have fetched.
-  std::vector<RankRecord> configs(3, base);
-  configs[1].nccl_env["NCCL_PROTO"] = "Simple";
-  configs[2].nccl.version = "2.27.3";
-  configs[2].nccl.version_code = 22703;
-  configs[2].nccl.static_version = "2.27.3";
-  configs[2].system_nccl = configs[2].nccl;
+  const std::vector<RankRecord> configs = denpex_bench::three_configurations(base);
   std::vector<unsigned long long> digests;
   for (auto& c : configs) digests.push_back(configuration_digest(c));
 
@@ -140,8 +124,7 @@ int main(int argc, char** argv) {
   std::string json_text = rj.dump(2);
   double t_dump = ms_since(t0);
 
-  struct rusage ru {};
-  getrusage(RUSAGE_SELF, &ru);
+  const long peak = denpex_bench::peak_rss_kb();
   std::printf("ranks %d hosts %d configurations %zu missing %zu\n", n, nhosts, groups.size(),
               missing.size());
   std::printf("phase receive(sim) %.1f ms\n", t_receive);
@@ -153,7 +136,7 @@ int main(int argc, char** argv) {
   std::printf("phase json_dump %.1f ms\n", t_dump);
   std::printf("total_judging %.1f ms\n",
               t_group + t_judge + t_make + t_human + t_json + t_dump);
-  std::printf("peak_rss_kb %ld\n", ru.ru_maxrss);
+  std::printf("peak_rss_kb %ld\n", peak);
   std::printf("verdict %s findings %zu human_bytes %zu human_lines %ld json_bytes %zu\n",
               report.verdict.c_str(), nfindings, human.size(),
               static_cast<long>(std::count(human.begin(), human.end(), '\n')), json_text.size());

@@ -11,23 +11,21 @@
 // usage: denpex_bench_mpi_root_sim TEMPLATE.json [N=1000000] [HOSTS=125000]
 // Output: "rss_before_kb", "peak_rss_kb", "bytes_per_rank" (peak growth / N), "received_bytes",
 // the group sizes and the collect time. Exit 0; 2 on bad usage or an unreadable template.
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "bench/sim_inputs.h"
 #include "collect/mpi_job.h"
-#include "probe/isolated_call.h"
+#include "probe/monotonic_clock.h"
 
 using namespace denpex;
 
@@ -104,15 +102,6 @@ void s_error_string(int code, char* out, int n) {
 const denpex_mpi_plugin kSim = {DENPEX_MPI_PLUGIN_ABI, "simulated", s_init, s_library, s_send,
                                 s_iprobe, s_recv, s_finalize, s_error_string};
 
-long rss_kb() {
-  long pages = 0, resident = 0;
-  FILE* f = std::fopen("/proc/self/statm", "r");
-  if (f) {
-    if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
-    std::fclose(f);
-  }
-  return resident * (::sysconf(_SC_PAGESIZE) / 1024);
-}
 
 }  // namespace
 
@@ -121,27 +110,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s TEMPLATE.json [N=1000000] [HOSTS=125000]\n", argv[0]);
     return 2;
   }
-  std::ifstream in(argv[1]);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto j = nlohmann::json::parse(ss.str(), nullptr, false);
   RankRecord base;
-  std::string err;
-  if (!in || j.is_discarded() || !record_from_json(j, &base, &err)) {
-    std::fprintf(stderr, "%s: not a rank record %s\n", argv[1], err.c_str());
-    return 2;
-  }
+  if (!denpex_bench::load_template(argv[1], &base)) return 2;
   sim.n = argc > 2 ? std::atoi(argv[2]) : 1000000;
   const int nhosts = argc > 3 ? std::atoi(argv[3]) : 125000;
   if (sim.n < 2 || nhosts < 1) return 2;
   sim.per_host = (sim.n + nhosts - 1) / nhosts;
   sim.bad_host_lo = nhosts / 2;
-  std::vector<RankRecord> configs(3, base);
-  configs[1].nccl_env["NCCL_PROTO"] = "Simple";
-  configs[2].nccl.version = "2.27.3";
-  configs[2].nccl.version_code = 22703;
-  configs[2].nccl.static_version = "2.27.3";
-  configs[2].system_nccl = configs[2].nccl;
+  const std::vector<RankRecord> configs = denpex_bench::three_configurations(base);
   for (auto& c : configs) {
     sim.digests.push_back(configuration_digest(c));
     sim.records.push_back(nlohmann::json(c).dump());
@@ -150,13 +126,12 @@ int main(int argc, char** argv) {
   MpiJob job;
   std::string error;
   MpiJob::start(&kSim, nullptr, nullptr, &job, &error);
-  const long before = rss_kb();
+  const long before = denpex_bench::rss_kb();
   auto t0 = std::chrono::steady_clock::now();
   CollectResult res = job.collect(&configs[0], host_of(0), "", monotonic_seconds() + 3600);
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  struct rusage ru {};
-  getrusage(RUSAGE_SELF, &ru);
+  const long peak = denpex_bench::peak_rss_kb();
   if (!res.error.empty()) {
     std::fprintf(stderr, "collect failed: %s\n", res.error.c_str());
     return 2;
@@ -168,8 +143,8 @@ int main(int argc, char** argv) {
   std::printf("collect_ms %.1f\n", ms);
   std::printf("received_bytes %lld\n", res.bytes_at_root);
   std::printf("rss_before_kb %ld\n", before);
-  std::printf("rss_after_kb %ld\n", rss_kb());
-  std::printf("peak_rss_kb %ld\n", ru.ru_maxrss);
-  std::printf("bytes_per_rank %.1f\n", (ru.ru_maxrss - before) * 1024.0 / sim.n);
+  std::printf("rss_after_kb %ld\n", denpex_bench::rss_kb());
+  std::printf("peak_rss_kb %ld\n", peak);
+  std::printf("bytes_per_rank %.1f\n", (peak - before) * 1024.0 / sim.n);
   return 0;
 }

@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "probe/isolated_call.h"
+#include "probe/monotonic_clock.h"
 
 namespace denpex {
 
@@ -195,6 +195,16 @@ bool MpiJob::gather_digests(const std::string& my_host, uint64_t my_digest,
 }
 
 bool MpiJob::fetch_records(const RankRecord* mine, double deadline, CollectResult* res) {
+  std::map<int, uint64_t> pending;  // representative rank -> digest
+  std::map<uint64_t, RankRecord> records;
+  if (!request_records(mine, &pending, &records, res)) return false;
+  if (!receive_records(deadline, &pending, &records, res)) return false;
+  group_records(&records, res);
+  return true;
+}
+
+bool MpiJob::request_records(const RankRecord* mine, std::map<int, uint64_t>* pending,
+                             std::map<uint64_t, RankRecord>* records, CollectResult* res) {
   // The lowest rank of each digest represents it; reported_ is in arrival order.
   std::map<uint64_t, int> rep;
   for (const Reported& r : reported_) {
@@ -202,11 +212,9 @@ bool MpiJob::fetch_records(const RankRecord* mine, double deadline, CollectResul
     auto it = rep.find(r.digest);
     if (it == rep.end() || r.rank < it->second) rep[r.digest] = r.rank;
   }
-  std::map<int, uint64_t> pending;  // representative rank -> digest
-  std::map<uint64_t, RankRecord> records;
   for (const auto& [digest, rank] : rep) {
     if (rank == 0 && mine) {
-      records[digest] = *mine;
+      (*records)[digest] = *mine;
       continue;
     }
     char dummy = 0;
@@ -214,13 +222,18 @@ bool MpiJob::fetch_records(const RankRecord* mine, double deadline, CollectResul
       res->error = failed("MPI_Send", rank, rc);
       return false;
     }
-    pending[rank] = digest;
+    (*pending)[rank] = digest;
   }
+  return true;
+}
+
+bool MpiJob::receive_records(double deadline, std::map<int, uint64_t>* pending,
+                             std::map<uint64_t, RankRecord>* records, CollectResult* res) {
   const double record_deadline = std::max(deadline, monotonic_seconds()) + kRecordGrace;
   std::string json;
-  while (!pending.empty() && monotonic_seconds() < record_deadline) {
+  while (!pending->empty() && monotonic_seconds() < record_deadline) {
     bool any = false;
-    for (auto it = pending.begin(); it != pending.end();) {
+    for (auto it = pending->begin(); it != pending->end();) {
       int found = 0, from = 0, len = 0;
       if (int rc = api_->iprobe(it->first, kTagRecord, &found, &from, &len)) {
         res->error = failed("MPI_Iprobe", it->first, rc);
@@ -241,14 +254,17 @@ bool MpiJob::fetch_records(const RankRecord* mine, double deadline, CollectResul
       std::string err;
       auto parsed = nlohmann::json::parse(json, nullptr, false);
       if (!parsed.is_discarded() && record_from_json(parsed, &rec, &err))
-        records[it->second] = std::move(rec);
-      it = pending.erase(it);
+        (*records)[it->second] = std::move(rec);
+      it = pending->erase(it);
     }
     if (!any) pause_briefly();
   }
+  return true;
+}
 
+void MpiJob::group_records(std::map<uint64_t, RankRecord>* records, CollectResult* res) {
   std::map<uint64_t, size_t> group_of;
-  for (auto& [digest, rec] : records) {
+  for (auto& [digest, rec] : *records) {
     group_of[digest] = res->groups.size();
     ConfigGroup g;
     g.record = std::move(rec);
@@ -269,7 +285,6 @@ bool MpiJob::fetch_records(const RankRecord* mine, double deadline, CollectResul
     if (group.hosts.empty() || group.hosts.back() != host_names_[r.host])
       group.hosts.push_back(host_names_[r.host]);
   }
-  return true;
 }
 
 CollectResult MpiJob::gather_at_root(const RankRecord* mine, const std::string& host,

@@ -86,8 +86,15 @@ class MpiJob {
   // Rank 0, phase 1: digests until every rank reported or `deadline`.
   bool gather_digests(const std::string& my_host, uint64_t my_digest, const std::string& failure,
                       double deadline, CollectResult* res, std::map<int, std::string>* failures);
-  // Rank 0, phase 2: one record per distinct digest.
+  // Rank 0, phase 2: one record per distinct digest, in three steps: ask each digest's lowest
+  // rank for its record (rank 0's own is `mine`), receive them until `deadline` plus a grace,
+  // and group every reported rank under its record (a rank whose record never came is missing).
   bool fetch_records(const RankRecord* mine, double deadline, CollectResult* res);
+  bool request_records(const RankRecord* mine, std::map<int, uint64_t>* pending,
+                       std::map<uint64_t, RankRecord>* records, CollectResult* res);
+  bool receive_records(double deadline, std::map<int, uint64_t>* pending,
+                       std::map<uint64_t, RankRecord>* records, CollectResult* res);
+  void group_records(std::map<uint64_t, RankRecord>* records, CollectResult* res);
   // Polls until a message from `source` with one of `tags` waits (returns the tag), `deadline`
   // passes (returns 0) or a call fails (returns -1, *error set).
   int wait_for(int source, std::initializer_list<int> tags, double deadline, std::string* error);

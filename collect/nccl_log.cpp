@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "collect/bounded_line.h"
+
 namespace denpex {
 
 namespace {

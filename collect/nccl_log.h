@@ -19,7 +19,7 @@
 #include <istream>
 #include <string>
 
-#include "collect/collective_trace.h"
+#include "collect/collective_input.h"
 
 namespace denpex {
 

@@ -15,34 +15,24 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "compare/bounded_json.h"
+
 namespace denpex {
 
 namespace {
 
-// Hostile inputs (a deeply nested array bomb) must not exhaust the stack of a recursive parse;
-// nlohmann's SAX parser is iterative, so depth is checked while parsing.
-
 bool parse_bounded(const std::string& text, nlohmann::json* out, std::string* error) {
-  int depth = 0;
-  bool too_deep = false;
-  auto cb = [&](int d, nlohmann::json::parse_event_t ev, nlohmann::json&) {
-    if (ev == nlohmann::json::parse_event_t::object_start ||
-        ev == nlohmann::json::parse_event_t::array_start) {
-      depth = d;
-      if (d > 64) too_deep = true;
-    }
-    return !too_deep;
-  };
-  *out = nlohmann::json::parse(text, cb, false);
-  if (too_deep) {
-    *error = "nested more than 64 levels deep: not a denpex record";
-    return false;
+  BoundedJson parsed = parse_bounded_json(text);
+  switch (parsed.status) {
+    case BoundedJsonStatus::ok: break;
+    case BoundedJsonStatus::too_deep:
+      *error = fmt::format("nested more than {} levels deep: not a denpex record", kMaxJsonDepth);
+      return false;
+    case BoundedJsonStatus::invalid:
+      *error = "not valid JSON (truncated or corrupt)";
+      return false;
   }
-  if (out->is_discarded()) {
-    *error = "not valid JSON (truncated or corrupt)";
-    return false;
-  }
-  (void)depth;
+  *out = std::move(parsed.value);
   return true;
 }
 

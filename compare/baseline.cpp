@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compare/atomic_file.h"
+#include "compare/bounded_json.h"
 #include "compare/facts.h"
 #include "compare/nccl_env.h"
 
@@ -119,22 +120,15 @@ bool write_baseline(const std::string& path, const Baseline& baseline, std::stri
 BaselineLoad parse_baseline(const std::string& text, const std::string& source) {
   // Hostile-input fix (issue 6): a valid but deeply nested document ({"schema": [[[...]]]} with
   // 100,000 levels) parsed fine and then overflowed the stack in the recursive dump() of the
-  // error message below. A baseline is 3 levels deep; anything past kMaxDepth is refused while
-  // parsing (the parser itself is iterative).
-  constexpr int kMaxDepth = 64;
-  bool too_deep = false;
-  auto depth_cap = [&too_deep](int depth, json::parse_event_t event, json&) {
-    if ((event == json::parse_event_t::object_start ||
-         event == json::parse_event_t::array_start) && depth > kMaxDepth)
-      too_deep = true;
-    return !too_deep;
-  };
-  json j = json::parse(text, depth_cap, /*allow_exceptions=*/false);
-  if (too_deep) {
+  // error message below. A baseline is 3 levels deep.
+  BoundedJson parsed = parse_bounded_json(text);
+  if (parsed.status == BoundedJsonStatus::too_deep) {
     return fail(BaselineStatus::malformed, source,
-                fmt::format("nested more than {} levels deep: not a baseline", kMaxDepth));
+                fmt::format("nested more than {} levels deep: not a baseline", kMaxJsonDepth));
   }
-  if (j.is_discarded()) return fail(BaselineStatus::malformed, source, "not valid JSON");
+  if (parsed.status != BoundedJsonStatus::ok)
+    return fail(BaselineStatus::malformed, source, "not valid JSON");
+  const json& j = parsed.value;
   if (!j.is_object()) return fail(BaselineStatus::malformed, source, "not a JSON object");
   auto schema = j.find("schema");
   if (schema == j.end()) {

@@ -9,6 +9,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "compare/fold.h"
+#include "compare/vote.h"
+
 namespace denpex {
 
 namespace {
@@ -61,20 +64,6 @@ std::string argument_difference(const CollectiveCall& mine, const CollectiveCall
 
 int blame_rank(const CommSequence& s) { return s.global_rank >= 0 ? s.global_rank : s.rank; }
 
-// "rank 2", "ranks 0-3,5".
-std::string rank_list(std::vector<int> ranks) {
-  std::sort(ranks.begin(), ranks.end());
-  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-  std::vector<std::string> parts;
-  for (size_t i = 0; i < ranks.size();) {
-    size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    parts.push_back(j == i ? fmt::format("{}", ranks[i]) : fmt::format("{}-{}", ranks[i], ranks[j]));
-    i = j + 1;
-  }
-  return fmt::format("{} {}", ranks.size() == 1 ? "rank" : "ranks", fmt::join(parts, ","));
-}
-
 struct Group {
   const CollectiveCall* call = nullptr;
   std::vector<const CommSequence*> members;
@@ -92,19 +81,11 @@ void fill_blame(Finding* f, const std::vector<const CommSequence*>& members) {
   f->hosts.assign(hosts.begin(), hosts.end());
 }
 
-// Index of the strict majority group, or -1.
+// Index of the strict majority group, or -1 (compare/vote.h).
 int majority_of(const std::vector<Group>& groups) {
-  int best = -1;
-  bool tie = false;
-  for (size_t g = 0; g < groups.size(); ++g) {
-    if (best < 0 || groups[g].members.size() > groups[best].members.size()) {
-      best = static_cast<int>(g);
-      tie = false;
-    } else if (groups[g].members.size() == groups[best].members.size()) {
-      tie = true;
-    }
-  }
-  return tie ? -1 : best;
+  std::vector<size_t> weights;
+  for (const auto& g : groups) weights.push_back(g.members.size());
+  return strict_majority(weights);
 }
 
 using CallList = std::vector<const CollectiveCall*>;
@@ -137,7 +118,7 @@ void divergence_findings(const std::string& comm, size_t pos, size_t at, const s
     f.fix = kFixCollective;
     fill_blame(&f, grp.members);
     f.found = describe_or_none(grp.call);
-    std::string who = rank_list(f.ranks);
+    std::string who = rank_subject(f.ranks);
     size_t others = 0;
     std::vector<std::string> other_calls;
     for (size_t o = 0; o < groups.size(); ++o) {
@@ -147,7 +128,7 @@ void divergence_findings(const std::string& comm, size_t pos, size_t at, const s
     }
     // Without a majority the call is classified against another group's: same collective with
     // other arguments is still an args mismatch.
-    const CollectiveCall* ref = maj >= 0 ? groups[maj].call : groups[g == 0 ? 1 : 0].call;
+    const CollectiveCall* ref = groups[judged_against(maj, g)].call;
     f.expected = maj >= 0 ? describe_or_none(ref) : fmt::format("{}", fmt::join(other_calls, " or "));
     const char* ranks_word = others == 1 ? "rank" : "ranks";
     std::string theirs =
@@ -237,7 +218,7 @@ void absent_ranks(const std::string& comm, const std::vector<const CommSequence*
   f.expected = fmt::format("{} ranks", nranks);
   f.found = fmt::format("{} ranks", present.size());
   f.message = fmt::format("communicator {} has {} ranks but the input holds no calls of {} (rank in the communicator)",
-                          comm, nranks, rank_list(missing));
+                          comm, nranks, rank_subject(missing));
   f.fix = "pass the traces or logs of every rank (a rank killed with SIGKILL leaves no trace)";
   out->push_back(std::move(f));
 }
@@ -396,7 +377,7 @@ std::string describe_others(const std::vector<const Position*>& others, const Co
       if (at != std::string::npos) text.replace(at, 5, " is ");
     }
     if (kv.second.since >= 0) text += " since " + utc_time(kv.second.since);
-    parts.push_back(fmt::format("{} {}", rank_list(kv.second.ranks), text));
+    parts.push_back(fmt::format("{} {}", rank_subject(kv.second.ranks), text));
   }
   return fmt::format("{}", fmt::join(parts, "; "));
 }
@@ -419,9 +400,9 @@ Finding stuck_finding(const std::string& comm, const std::vector<const Position*
                         c.kind == CollKind::unknown ? c.op_name : describe(c));
   std::vector<int> others;
   for (const auto* a : ahead) others.push_back(blame_rank(*a->m));
-  f.expected = fmt::format("returned, as {} did", rank_list(others));
+  f.expected = fmt::format("returned, as {} did", rank_subject(others));
   f.message = fmt::format("{} {} stuck in {} on communicator {} since {} (entered, never returned); {}",
-                          rank_list(f.ranks), f.ranks.size() == 1 ? "is" : "are", where(c), comm, utc_time(since),
+                          rank_subject(f.ranks), f.ranks.size() == 1 ? "is" : "are", where(c), comm, utc_time(since),
                           describe_others(ahead, c));
   f.fix = kFixStuck;
   return f;
@@ -443,7 +424,7 @@ Finding waiting_finding(const std::string& comm, const std::vector<const Positio
   f.comm = comm;
   f.seq = c.coll_seq >= 0 ? c.coll_seq : c.trace_seq;
   f.found = fmt::format("in flight since {}: {}", utc_time(since), c.kind == CollKind::unknown ? c.op_name : describe(c));
-  std::string waits = fmt::format("{} {} waiting in {} on communicator {} since {}", rank_list(waiters),
+  std::string waits = fmt::format("{} {} waiting in {} on communicator {} since {}", rank_subject(waiters),
                                   waiters.size() == 1 ? "is" : "are", where(c), comm, utc_time(since));
   if (!behind.empty()) {
     std::vector<const CommSequence*> members;
@@ -456,10 +437,10 @@ Finding waiting_finding(const std::string& comm, const std::vector<const Positio
                           : fmt::format("rank {} made no call on this communicator", blame_rank(*b->m)));
     }
     fill_blame(&f, members);
-    f.expected = fmt::format("entered by {}", rank_list(waiters));
+    f.expected = fmt::format("entered by {}", rank_subject(waiters));
     f.found = "not entered";
     f.message = fmt::format("{}; {} never entered it ({}): it is outside NCCL, stuck in its own code or dead",
-                            waits, rank_list(f.ranks), fmt::join(parts, "; "));
+                            waits, rank_subject(f.ranks), fmt::join(parts, "; "));
     f.fix = "look at what that rank is doing (py-spy dump / gdb -p, its log): the others wait for it in NCCL";
     return f;
   }
@@ -600,23 +581,19 @@ std::vector<Finding> analyse_watchdog(const std::vector<WatchdogState>& states) 
         if (pass == 1 && s->last_enqueued >= 0) groups[Key{s->last_enqueued, "", -1, -1}].push_back(s);
       }
       if (groups.size() < 2) continue;
-      const Key* maj = nullptr;
-      bool tie = false;
-      for (const auto& g : groups) {
-        if (maj == nullptr || g.second.size() > groups[*maj].size()) {
-          maj = &g.first;
-          tie = false;
-        } else if (g.second.size() == groups[*maj].size()) {
-          tie = true;
-        }
-      }
+      const std::vector<std::pair<Key, std::vector<const WatchdogState*>>> list(groups.begin(), groups.end());
+      std::vector<size_t> weights;
+      for (const auto& g : list) weights.push_back(g.second.size());
+      const int maj = strict_majority(weights);
+      const bool tie = maj < 0;
       auto show = [pass](const Key& k) {
         return pass == 0 ? fmt::format("WorkNCCL(SeqNum={}, OpType={}, NumelIn={}, NumelOut={})", std::get<0>(k),
                                        std::get<1>(k), std::get<2>(k), std::get<3>(k))
                          : fmt::format("last enqueued work {}", std::get<0>(k));
       };
-      for (const auto& g : groups) {
-        if (!tie && g.first == *maj) continue;
+      for (size_t gi = 0; gi < list.size(); ++gi) {
+        if (static_cast<int>(gi) == maj) continue;
+        const auto& g = list[gi];
         Finding f;
         f.comm = kv.first;
         f.seq = std::get<0>(g.first);
@@ -631,15 +608,14 @@ std::vector<Finding> analyse_watchdog(const std::vector<WatchdogState>& states) 
         f.hosts.assign(hosts.begin(), hosts.end());
         f.found = show(g.first);
         std::vector<std::string> others;
-        for (const auto& o : groups)
-          if (o.first != g.first && (tie || o.first == *maj)) others.push_back(show(o.first));
+        for (size_t oi = 0; oi < list.size(); ++oi)
+          if (oi != gi && (tie || static_cast<int>(oi) == maj)) others.push_back(show(list[oi].first));
         f.expected = fmt::format("{}", fmt::join(others, " or "));
-        const Key& ref = tie ? groups.begin()->first == g.first ? std::next(groups.begin())->first : groups.begin()->first
-                             : *maj;
+        const Key& ref = list[judged_against(maj, gi)].first;
         if (std::get<0>(g.first) != std::get<0>(ref)) f.code = "collective-missing";
         else if (std::get<1>(g.first) != std::get<1>(ref)) f.code = "collective-mismatch";
         else f.code = "collective-args-mismatch";
-        f.message = fmt::format("{} of process group {} reports {}; {}the others report {}", rank_list(f.ranks), kv.first,
+        f.message = fmt::format("{} of process group {} reports {}; {}the others report {}", rank_subject(f.ranks), kv.first,
                                 f.found, tie ? "no majority: " : "", f.expected);
         out.push_back(std::move(f));
       }

@@ -149,13 +149,21 @@ std::string abbreviate_list(const std::string& list, std::size_t max_chars) {
   return list.substr(0, max_chars) + "...";
 }
 
+std::string rank_subject(const std::vector<int>& ranks) {
+  std::vector<int> distinct = ranks;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  if (distinct.empty()) return "no ranks";
+  return fmt::format("{} {}", distinct.size() == 1 ? "rank" : "ranks",
+                     abbreviate_list(rank_ranges(distinct), kMessageListChars));
+}
+
 std::string rank_phrase(const std::vector<int>& ranks, const std::vector<std::string>& hosts) {
   // An image's record (--root) is named as the image, not as a rank of the machine that read it.
   const std::string image = kImageHostPrefix;
   if (ranks.size() == 1 && hosts.size() == 1 && hosts[0].compare(0, image.size(), image) == 0)
     return hosts[0];
-  std::string subject = fmt::format("{} {}", ranks.size() == 1 ? "rank" : "ranks",
-                                    abbreviate_list(rank_ranges(ranks), kMessageListChars));
+  std::string subject = rank_subject(ranks);
   if (hosts.empty()) return subject;
   return fmt::format("{} on {}", subject, abbreviate_list(fold_hosts(hosts), kMessageListChars));
 }

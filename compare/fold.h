@@ -30,6 +30,11 @@ std::string rank_ranges(const std::vector<int>& ranks);
 // the text stays well formed). Returns `list` unchanged when it already fits.
 std::string abbreviate_list(const std::string& list, std::size_t max_chars);
 
+// "rank 3", "ranks 0-3,7": the subject of a message about ranks, counted and ranged after
+// duplicates are dropped; a long list is abbreviated (the finding's JSON keeps every rank).
+// The empty list gives "no ranks".
+std::string rank_subject(const std::vector<int>& ranks);
+
 // "rank 3 on node2", "ranks 0-3,7 on node[1-2]", "ranks 4-5" (no hosts known): the subject of a
 // finding's message. Long lists are abbreviated (the finding's JSON keeps every rank and host).
 std::string rank_phrase(const std::vector<int>& ranks, const std::vector<std::string>& hosts);

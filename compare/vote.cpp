@@ -20,6 +20,25 @@ void merge_sorted(std::vector<T>* into, const std::vector<T>& more) {
 
 }  // namespace
 
+int strict_majority(const std::vector<std::size_t>& weights) {
+  int best = -1;
+  bool tie = false;
+  for (std::size_t i = 0; i < weights.size(); ++i) {
+    if (best < 0 || weights[i] > weights[static_cast<std::size_t>(best)]) {
+      best = static_cast<int>(i);
+      tie = false;
+    } else if (weights[i] == weights[static_cast<std::size_t>(best)]) {
+      tie = true;
+    }
+  }
+  return tie ? -1 : best;
+}
+
+std::size_t judged_against(int majority, std::size_t g) {
+  if (majority >= 0) return static_cast<std::size_t>(majority);
+  return g == 0 ? 1 : 0;
+}
+
 VoteResult vote(const std::vector<ConfigGroup>& groups,
                 const std::function<bool(const RankRecord&, std::string*)>& value_of,
                 VoteBy by) {
@@ -46,8 +65,10 @@ VoteResult vote(const std::vector<ConfigGroup>& groups,
     int rb = b.ranks.empty() ? 0 : b.ranks.front();
     return ra < rb;
   });
-  if (result.values.size() > 1 && result.values[0].weight > result.values[1].weight) {
-    result.reference = 0;
+  if (result.values.size() > 1) {
+    std::vector<std::size_t> weights;
+    for (const auto& v : result.values) weights.push_back(v.weight);
+    result.reference = strict_majority(weights);
   }
   return result;
 }

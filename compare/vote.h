@@ -30,6 +30,15 @@ struct VoteResult {
   bool tie() const { return values.size() > 1 && reference < 0; }
 };
 
+// The one majority rule of the project, for votes over configuration groups (vote() below),
+// collective calls and watchdog states (compare/collectives.h): the index of the weight strictly
+// greater than every other, or -1 when the top weights tie or `weights` is empty.
+int strict_majority(const std::vector<std::size_t>& weights);
+
+// The group that group `g` is judged against: the majority when there is one (`majority` >= 0),
+// else (a tie) the first group that is not `g`. Needs at least two groups when `majority` < 0.
+std::size_t judged_against(int majority, std::size_t g);
+
 // Reads the attribute from each group's representative. `value_of` returns false to leave the
 // group out of the vote (the attribute does not apply, e.g. no PyTorch). Never fails.
 VoteResult vote(const std::vector<ConfigGroup>& groups,

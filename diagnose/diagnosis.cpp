@@ -37,12 +37,6 @@ std::string gate_verify(const std::vector<std::string>& hosts) {
 
 namespace {
 
-std::string list_ranks(std::vector<int> r) {
-  std::sort(r.begin(), r.end());
-  r.erase(std::unique(r.begin(), r.end()), r.end());
-  return rank_ranges(r);
-}
-
 void replace_all(std::string* s, const std::string& from, const std::string& to) {
   size_t at = 0;
   while ((at = s->find(from, at)) != std::string::npos) {
@@ -254,7 +248,7 @@ WatchSummary watch_findings(const LogReader& r, std::vector<DxFinding>* out, std
       for (const auto& w : r.watch)
         if (!w.fingerprint && what.empty() && w.seq >= 0 && !w.op.empty())
           what = fmt::format("{} (SeqNum {})", w.op, w.seq);
-      if (!ranks.empty()) sum.agree = fmt::format("ranks {} all wait in {}", list_ranks(ranks), what.empty() ? "the same work" : what);
+      if (!ranks.empty()) sum.agree = fmt::format("ranks {} all wait in {}", rank_ranges(ranks), what.empty() ? "the same work" : what);
     }
   }
   return sum;
@@ -276,10 +270,10 @@ void reported_findings(const LogReader& r, std::vector<DxFinding>* out, std::vec
         f.code = "collective-missing";
         f.ranks = rep.ranks;
         f.expected = fmt::format("all {} ranks in {}", rep.world > 0 ? std::to_string(rep.world) : std::string("expected"), rep.op);
-        f.found = fmt::format("ranks {} absent", list_ranks(rep.ranks));
+        f.found = fmt::format("ranks {} absent", rank_ranges(rep.ranks));
         f.message = fmt::format("ranks {} did not join {} sequence number {} of process group {}{} (Flight Recorder analysis); "
                                 "the other ranks waited for them",
-                                list_ranks(rep.ranks), rep.op.empty() ? "the collective" : rep.op, rep.seq,
+                                rank_ranges(rep.ranks), rep.op.empty() ? "the collective" : rep.op, rep.seq,
                                 rep.group.empty() ? "?" : rep.group, rep.world > 0 ? fmt::format(", world size {}", rep.world) : "");
         f.fix = "find why these ranks did not reach this collective: a rank-dependent branch, an exception or a hang on "
                 "those ranks before it (their stack traces in the Flight Recorder dump show where they were)";
@@ -289,13 +283,13 @@ void reported_findings(const LogReader& r, std::vector<DxFinding>* out, std::vec
         f.code = size ? "collective-args-mismatch" : "collective-mismatch";
         f.ranks = rep.ranks;
         f.expected = rep.detail;
-        f.found = rep.ranks.empty() ? "culprit ranks not in the input" : fmt::format("ranks {}", list_ranks(rep.ranks));
+        f.found = rep.ranks.empty() ? "culprit ranks not in the input" : fmt::format("ranks {}", rank_ranges(rep.ranks));
         f.message = fmt::format("the Flight Recorder analysis reports errors at collective {} ({}, process group {}{}{}){}",
                                 rep.seq, rep.op.empty() ? "?" : rep.op, rep.group.empty() ? "?" : rep.group,
                                 rep.world > 0 ? fmt::format(", world size {}", rep.world) : "",
                                 rep.detail.empty() ? "" : ", expected " + rep.detail,
                                 rep.ranks.empty() ? "; the lines naming the culprit ranks (\"Culprit rank R; Error type: ...\") are not in the input"
-                                                  : fmt::format("; culprit ranks {}", list_ranks(rep.ranks)));
+                                                  : fmt::format("; culprit ranks {}", rank_ranges(rep.ranks)));
         f.fix = kCollectiveFix;
         break;
       }
@@ -316,10 +310,10 @@ void reported_findings(const LogReader& r, std::vector<DxFinding>* out, std::vec
         f.seq = rep.majority_count;
         f.comm = rep.op;
         f.expected = rep.majority_count >= 0 ? fmt::format("{} operations launched ({} ranks)", rep.majority_count, rep.majority_ranks) : "";
-        f.found = fmt::format("ranks {}", list_ranks(f.ranks));
+        f.found = fmt::format("ranks {}", rank_ranges(f.ranks));
         f.message = fmt::format("NCCL RAS reports different {} operation counts: ranks {} {} the {} ranks that launched up to "
                                 "operation {}",
-                                rep.op, list_ranks(f.ranks), behind.empty() ? "are ahead of" : "are behind",
+                                rep.op, rank_ranges(f.ranks), behind.empty() ? "are ahead of" : "are behind",
                                 rep.majority_ranks, rep.majority_count);
         f.fix = kCollectiveFix;
         break;
@@ -363,18 +357,18 @@ void reported_findings(const LogReader& r, std::vector<DxFinding>* out, std::vec
       f.message = fmt::format("NCCL itself reports a mismatched collective \"at and around\" ranks {} ({} WARN lines); NCCL "
                               "raises this also when a transport error corrupts a message, so it is not proof that the "
                               "application's calls differ",
-                              list_ranks(f.ranks), reps.size());
+                              rank_ranges(f.ranks), reps.size());
       f.fix = "compare the calls: rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL and diagnose every rank's log; if "
               "the calls agree, check the network path (GPU Direct RDMA, nv_peer_mem, NIC settings)";
       f.ranks.clear();  // "around" ranks are where NCCL noticed, not who is to blame
       *warn_note = fmt::format(
           "NCCL reports mismatched collectives around ranks {} but the input holds no COLL lines to compare: "
           "rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL and pass every rank's log",
-          list_ranks(std::vector<int>(ranks.begin(), ranks.end())));
+          rank_ranges(std::vector<int>(ranks.begin(), ranks.end())));
     } else if (kind == Reported::Kind::ras_counts) {
       f.code = "nccl-ras-mismatch";
       f.message = fmt::format("NCCL RAS reports ranks with different collective operation counts{}",
-                              f.ranks.empty() ? "" : ": ranks " + list_ranks(f.ranks));
+                              f.ranks.empty() ? "" : ": ranks " + rank_ranges(f.ranks));
       f.fix = kCollectiveFix;
     } else {
       f.code = "nccl-net-mismatch";
@@ -704,7 +698,7 @@ std::string render_diagnosis(const Diagnosis& d, const LogReader& r) {
     }
     const Finding& f = x.f;
     out += fmt::format("\n{} {}{}\n  {}\n", to_string(f.severity), f.code,
-                       f.ranks.empty() ? "" : fmt::format("  ranks {}", list_ranks(f.ranks)), f.message);
+                       f.ranks.empty() ? "" : fmt::format("  ranks {}", rank_ranges(f.ranks)), f.message);
     if (!f.expected.empty()) out += fmt::format("  expected: {}\n", f.expected);
     if (!f.found.empty()) out += fmt::format("  found:    {}\n", f.found);
     for (const auto& e : x.evidence)

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "compare/fold.h"
 #include "compare/group.h"
 #include "compare/judge.h"
 #include "probe/record.h"
@@ -210,7 +211,7 @@ std::vector<JudgedFact> judge_facts(const std::vector<Fact>& facts) {
     f.ranks.assign(ranks.begin(), ranks.end());
     f.hosts.assign(hosts.begin(), hosts.end());
     std::string who = ranks.empty() ? (procs.empty() ? "a process" : fmt::format("{}", fmt::join(procs, ", ")))
-                                    : fmt::format("rank{} {}", ranks.size() == 1 ? "" : "s", fmt::join(ranks, ","));
+                                    : rank_subject(std::vector<int>(ranks.begin(), ranks.end()));
     if (!hosts.empty()) who += " on " + hosts_of(fs);
     if (code == "cuda-driver-too-old") {
       f.message = fmt::format("{}: {}", who, fs.front()->a);

@@ -13,11 +13,13 @@
 #include <fmt/ostream.h>
 #include <nlohmann/json.hpp>
 
+#include "collect/bounded_line.h"
 #include "collect/collective_trace.h"
 #include "collect/nccl_log.h"
 #include "compare/atomic_file.h"
 #include "compare/collectives.h"
 #include "compare/finding.h"
+#include "compare/fold.h"
 
 namespace denpex {
 
@@ -192,10 +194,9 @@ void print_human(std::FILE* out, const Summary& sum, const std::vector<Finding>&
              plural(sum.nhosts, "host"), plural(sum.communicators, "communicator"));
   for (const auto& f : findings) {
     std::string where = f.comm.empty() ? std::string() : fmt::format("  comm {}  step {}", f.comm, f.seq);
-    std::vector<std::string> ranks;
-    for (int r : f.ranks) ranks.push_back(std::to_string(r));
-    fmt::print(out, "\n{} {}  rank{} {}{}\n  {}\n", to_string(f.severity), f.code, ranks.size() == 1 ? "" : "s",
-               ranks.empty() ? std::string("-") : fmt::format("{}", fmt::join(ranks, ",")), where, f.message);
+    // Ranged and abbreviated as the gate's report names ranks; --json keeps every rank.
+    fmt::print(out, "\n{} {}  {}{}\n  {}\n", to_string(f.severity), f.code,
+               f.ranks.empty() ? std::string("ranks -") : rank_subject(f.ranks), where, f.message);
     if (!f.expected.empty() || !f.found.empty())
       fmt::print(out, "  called: {}\n  others: {}\n", f.found, f.expected);
     fmt::print(out, "  fix: {}\n", f.fix);

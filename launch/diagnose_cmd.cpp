@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "collect/bounded_line.h"
 #include "collect/collective_trace.h"
 #include "collect/saved_reports.h"
 #include "compare/judge.h"

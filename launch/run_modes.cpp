@@ -23,8 +23,10 @@
 #include "compare/report.h"
 #include "launch/judge_and_report.h"
 #include "probe/isolated_call.h"
+#include "probe/monotonic_clock.h"
 #include "probe/loader_arch.h"
 #include "probe/probe.h"
+#include "probe/probe_context.h"
 
 namespace denpex {
 
@@ -234,12 +236,9 @@ std::string size_mismatch(const LauncherInfo& launcher, const MpiJob& mpi,
 // or nullptr with *why (one clause) when there is none.
 const denpex_mpi_plugin* load_transport(const Options& o, const LauncherInfo& launcher,
                                         std::string* why) {
-  const auto env = current_environment();
-  auto get = [&env](const char* k) {
-    auto it = env.find(k);
-    return it == env.end() ? std::string() : it->second;
-  };
-  LoaderEnv le = make_loader_env(FsView{}, get("LD_PRELOAD"), get("LD_LIBRARY_PATH"));
+  const Environment env = current_environment();
+  LoaderEnv le =
+      make_loader_env(FsView{}, env_value(env, "LD_PRELOAD"), env_value(env, "LD_LIBRARY_PATH"));
   MpiChoice choice = choose_mpi(le, mpi_abi_order(launcher.kind, o.mpi));
   if (choice.status != MpiChoiceStatus::found) {
     *why = choice.error;

@@ -3,15 +3,12 @@
 #include <sys/stat.h>
 
 #include <cctype>
-#include <cstdlib>
 
 #include <fmt/format.h>
 
 #include "probe/cuda_compat.h"
 #include "probe/elf_file.h"
-#include "probe/isolated_call.h"
-#include "probe/trust.h"
-#include "probe/version_call.h"
+#include "probe/library_probe.h"
 
 namespace denpex {
 
@@ -33,17 +30,6 @@ bool is_version(const std::string& s) {
     else if (!std::isdigit(static_cast<unsigned char>(c))) return false;
   }
   return dots >= 1;
-}
-
-// Runs in the isolated child: "R <rc> <version>" or "E <reason>".
-std::string ask_driver(const std::string& path) {
-  VersionCall c = call_version_function(path, "cuDriverGetVersion");
-  switch (c.status) {
-    case VersionCallStatus::no_library: return "E " + c.error;
-    case VersionCallStatus::no_symbol: return "E does not export cuDriverGetVersion";
-    case VersionCallStatus::loaded: break;
-  }
-  return fmt::format("R {} {}", c.rc, c.value);
 }
 
 }  // namespace
@@ -107,36 +93,36 @@ CudaDriverInfo probe_cuda_driver(const ProbeContext& ctx, std::vector<std::strin
     }
   }
   Resolution res = resolve_library(ctx.loader, "libcuda.so.1", Requester{});
-  if (res.status == LoadStatus::not_found) {
-    d.status = DriverStatus::missing;
-    d.error = res.skipped.empty()
-                  ? "no libcuda.so.1 in LD_LIBRARY_PATH, the loader cache or the system "
-                    "library directories"
-                  : fmt::format("{} is {}", res.skipped.front().path, res.skipped.front().reason);
-    return d;
+  LibraryProbe lp = probe_library(ctx, res, "cuDriverGetVersion", untrusted);
+  switch (lp.step) {
+    case LibraryStep::not_found:
+      d.status = DriverStatus::missing;
+      d.error = res.skipped.empty()
+                    ? "no libcuda.so.1 in LD_LIBRARY_PATH, the loader cache or the system "
+                      "library directories"
+                    : fmt::format("{} is {}", res.skipped.front().path, res.skipped.front().reason);
+      return d;
+    case LibraryStep::fatal:
+      d.status = DriverStatus::error;
+      d.library = res.path;
+      d.error = fmt::format("{}: {}", res.path, res.error);
+      return d;
+    case LibraryStep::not_loaded:
+    case LibraryStep::isolation_failed:
+    case LibraryStep::called:
+      break;
   }
-  if (res.status == LoadStatus::fatal) {
-    d.status = DriverStatus::error;
-    d.library = res.path;
-    d.error = fmt::format("{}: {}", res.path, res.error);
-    return d;
-  }
-  d.library = res.real_path;
+  d.library = lp.path;
   d.library_version = driver_version_from_filename(d.library);
   d.forward_compat = in_cuda_compat_dir(d.library);
-  const std::string host = host_path(ctx.loader.fs, d.library);
-  // Under --root nothing is loaded: the tree's host path is no trust question (issue 11).
-  TrustCheck trust =
-      check_trusted_with_needed(ctx.loader, d.library, ctx.running_as_root && ctx.allow_load);
-  if (!ctx.allow_load || !trust.trusted) {
-    if (!trust.trusted && untrusted)
-      untrusted->push_back(fmt::format("{} ({})", d.library, trust.reason));
-    const char* why = !ctx.allow_load ? "read from the image, not loaded"
-                                      : "read, not loaded (writable by another user)";
+  if (lp.step == LibraryStep::not_loaded) {
+    const char* why = lp.not_loaded == NotLoaded::image
+                          ? "read from the image, not loaded"
+                          : "read, not loaded (writable by another user)";
     // Without loading it the file speaks for itself: the stub by its contents, a real driver
     // by its file name (libcuda.so.<driver version>), and the CUDA version that driver
     // supports by NVIDIA's table.
-    if (is_toolkit_stub(host, d.library)) {
+    if (is_toolkit_stub(lp.host, d.library)) {
       d.status = DriverStatus::stub;
       d.error = fmt::format("{} is the CUDA toolkit's stub driver (built from stub.c, {}); "
                             "every CUDA call would return CUDA_ERROR_STUB_LIBRARY",
@@ -155,21 +141,25 @@ CudaDriverInfo probe_cuda_driver(const ProbeContext& ctx, std::vector<std::strin
     if (!d.cuda_version.empty()) d.cuda_version_from = "driver-table";
     return d;
   }
-  IsolatedResult r = run_isolated([&] { return ask_driver(host); }, ctx.step_timeout);
-  if (r.status != IsolatedStatus::ok) {
+  if (lp.step == LibraryStep::isolation_failed) {
     d.status = DriverStatus::error;
-    d.error = fmt::format("cuDriverGetVersion in {} {}", d.library, describe(r, ctx.step_timeout));
+    d.error = fmt::format("cuDriverGetVersion in {} {}", d.library, lp.error);
     return d;
   }
-  if (r.output.rfind("R ", 0) != 0) {
-    d.status = DriverStatus::error;
-    d.error = fmt::format("loading {}: {}", d.library,
-                          r.output.size() > 2 ? r.output.substr(2) : "no answer");
-    return d;
+  switch (lp.call.status) {
+    case VersionCallStatus::no_library:
+      d.status = DriverStatus::error;
+      d.error = fmt::format("loading {}: {}", d.library, lp.call.error);
+      return d;
+    case VersionCallStatus::no_symbol:
+      d.status = DriverStatus::error;
+      d.error = fmt::format("loading {}: does not export cuDriverGetVersion", d.library);
+      return d;
+    case VersionCallStatus::loaded:
+      break;
   }
-  char* end = nullptr;
-  int rc = static_cast<int>(std::strtol(r.output.c_str() + 2, &end, 10));
-  int v = static_cast<int>(std::strtol(end, nullptr, 10));
+  const int rc = lp.call.rc;
+  const int v = lp.call.value;
   if (rc == kCudaErrorStubLibrary) {
     d.status = DriverStatus::stub;
     d.error = fmt::format("{} is the CUDA toolkit's stub driver (cuDriverGetVersion returned "

@@ -15,13 +15,9 @@
 
 #include <fmt/format.h>
 
-namespace denpex {
+#include "probe/monotonic_clock.h"
 
-double monotonic_seconds() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
-}
+namespace denpex {
 
 namespace {
 

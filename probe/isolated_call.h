@@ -53,11 +53,8 @@ struct IsolatedChild {
 IsolatedChild start_isolated(const std::function<std::string()>& fn);
 
 // Collects the child's answer, waiting until `deadline` (CLOCK_MONOTONIC seconds, see
-// monotonic_seconds()); kills it when the deadline passes. Closes child.fd.
+// probe/monotonic_clock.h); kills it when the deadline passes. Closes child.fd.
 IsolatedResult wait_isolated(IsolatedChild* child, double deadline, size_t max_output);
-
-// CLOCK_MONOTONIC in seconds.
-double monotonic_seconds();
 
 // "crashed (SIGSEGV)" / "did not answer within 5.0 s" / ... for messages.
 std::string describe(const IsolatedResult& r, double timeout_seconds);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "probe/elf_file.h"
+#include "probe/library_probe.h"
 #include "probe/text.h"
 
 namespace denpex {
@@ -66,15 +67,17 @@ PluginInfo probe_plugin(const ProbeContext& ctx, PluginKind kind, const std::str
   }
   for (const auto& name : tries) {
     Resolution res = resolve_library(ctx.loader, name, req);
-    if (res.status == LoadStatus::not_found) continue;
-    if (res.status == LoadStatus::fatal) {
+    // NCCL would dlopen the plugin; the probe only reads its symbol table (no version call).
+    LibraryProbe lp = probe_library(ctx, res, nullptr, nullptr);
+    if (lp.step == LibraryStep::not_found) continue;
+    if (lp.step == LibraryStep::fatal) {
       p.status = PluginStatus::error;
       p.path = res.path;
       p.error = fmt::format("{}: {}", res.path, res.error);
       return p;
     }
-    p.path = res.real_path;
-    ElfInfo elf = read_elf(host_path(ctx.loader.fs, res.real_path), true);
+    p.path = lp.path;
+    ElfInfo elf = read_elf(lp.host, true);
     if (!elf.dynsyms_read) {
       // Not "exports no symbol": nothing is known about what it exports.
       p.status = PluginStatus::error;

@@ -27,15 +27,6 @@ std::map<std::string, std::string> current_environment() {
   return env;
 }
 
-namespace {
-
-std::string value_of(const std::map<std::string, std::string>& env, const char* key) {
-  auto it = env.find(key);
-  return it == env.end() ? "" : it->second;
-}
-
-}  // namespace
-
 RankRecord probe_rank(const ProbeOptions& o) {
   auto step = [&o](const char* what) {
     if (o.on_step) o.on_step(what);
@@ -48,8 +39,8 @@ RankRecord probe_rank(const ProbeOptions& o) {
   // The target's machine decides the loader's rules; when it cannot be known the record says so
   // and nothing is judged against a guessed machine (decide_tree_arch).
   TreeArch arch = decide_tree_arch(fs, image ? o.arch : "");
-  ctx.loader = make_loader_env(fs, value_of(o.env, "LD_PRELOAD"),
-                               value_of(o.env, "LD_LIBRARY_PATH"),
+  ctx.loader = make_loader_env(fs, env_value(ctx, "LD_PRELOAD"),
+                               env_value(ctx, "LD_LIBRARY_PATH"),
                                arch.status == TreeArchStatus::ok ? arch.machine : 0);
   ctx.running_as_root = o.running_as_root;
   ctx.allow_load = !image;

@@ -2,9 +2,9 @@
 
 namespace denpex {
 
-std::string env_value(const ProbeContext& ctx, const std::string& name) {
-  auto it = ctx.env.find(name);
-  return it == ctx.env.end() ? "" : it->second;
+std::string env_value(const Environment& env, const std::string& name) {
+  auto it = env.find(name);
+  return it == env.end() ? "" : it->second;
 }
 
 }  // namespace denpex

@@ -23,7 +23,13 @@ struct ProbeContext {
                                                    "/proc/driver/nvidia/version"};
 };
 
-// Value of `name` in ctx.env, or "" when unset.
-std::string env_value(const ProbeContext& ctx, const std::string& name);
+// Value of `name` in `env`, or "" when unset (a variable set to "" reads the same). The one
+// lookup of a variable in an environment map.
+std::string env_value(const Environment& env, const std::string& name);
+
+// env_value(ctx.env, name).
+inline std::string env_value(const ProbeContext& ctx, const std::string& name) {
+  return env_value(ctx.env, name);
+}
 
 }  // namespace denpex

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "collect/mpi_job.h"
-#include "probe/isolated_call.h"
+#include "probe/monotonic_clock.h"
 
 using namespace denpex;
 

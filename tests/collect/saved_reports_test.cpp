@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "collect/saved_reports.h"
+#include "compare/bounded_json.h"
 
 using namespace denpex;
 namespace fs = std::filesystem;
@@ -89,6 +90,23 @@ TEST_CASE("bad inputs name the file and the problem") {
   fs::create_directories(d.path / "empty");
   SavedJob empty = load_saved_job({(d.path / "empty").string()}, kKeepAll);
   CHECK(empty.error.find("no *.json") != std::string::npos);
+}
+
+TEST_CASE("a report nested up to the shared cap loads; one level more names the nesting") {
+  // Unknown keys of a report are ignored, so only the cap decides (compare/bounded_json.h).
+  Dir d;
+  auto report = [](int levels) {  // the document nests `levels` levels in all
+    return R"({"schema": "denpex.report.v1", "ranks": [)" + record(0, "a", "2.28.9") +
+           R"(], "extra": )" + std::string(static_cast<size_t>(levels - 1), '[') +
+           std::string(static_cast<size_t>(levels - 1), ']') + "}";
+  };
+  SavedJob at = load_saved_job({d.write("at.json", report(kMaxJsonDepth))}, kKeepAll);
+  CHECK(at.status == SavedStatus::ok);
+  CHECK(at.nranks == 1);
+  SavedJob past = load_saved_job({d.write("past.json", report(kMaxJsonDepth + 1))}, kKeepAll);
+  CHECK(past.status == SavedStatus::bad_input);
+  CHECK(past.error.find("past.json: nested more than 64 levels deep: not a denpex record") !=
+        std::string::npos);
 }
 
 TEST_CASE("load_saved_job groups as it reads and keeps only the first records") {

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "collect/bounded_line.h"
+#include "collect/collective_input.h"
 #include "collect/collective_trace.h"
 #include "collect/nccl_log.h"
 
@@ -138,4 +140,50 @@ TEST_CASE("recorder traces") {
 
   CHECK(read_collective_trace(fixture("not_a_trace.jsonl")).status == CollectiveInput::Status::malformed);
   CHECK(read_collective_trace(fixture("no_such_file")).status == CollectiveInput::Status::missing);
+}
+
+TEST_CASE("get_bounded_line: lines up to the cap whole, longer ones cut and the rest skipped") {
+  const std::string big(40000, 'x');  // longer than the reader's 16 KiB buffer too
+  std::istringstream in("short\n" + std::string(10, 'y') + "\n" + big + "\nafter\nlast");
+  std::string line;
+  bool cut = true;
+  REQUIRE(get_bounded_line(in, &line, &cut, 10));
+  CHECK(line == "short");
+  CHECK_FALSE(cut);
+  REQUIRE(get_bounded_line(in, &line, &cut, 10));
+  CHECK(line == std::string(10, 'y'));  // exactly the cap: whole, not cut
+  CHECK_FALSE(cut);
+  REQUIRE(get_bounded_line(in, &line, &cut, 10));
+  CHECK(line == std::string(10, 'x'));
+  CHECK(cut);
+  REQUIRE(get_bounded_line(in, &line, &cut, 10));
+  CHECK(line == "after");  // the rest of the long line was skipped, not handed on
+  CHECK_FALSE(cut);
+  REQUIRE(get_bounded_line(in, &line, &cut, 10));
+  CHECK(line == "last");  // no final newline
+  CHECK_FALSE(get_bounded_line(in, &line, &cut, 10));
+}
+
+TEST_CASE("get_bounded_line without skipping leaves the stream inside the long line") {
+  std::istringstream in(std::string(40000, 'x') + "\nnext\n");
+  std::string line;
+  bool cut = false;
+  REQUIRE(get_bounded_line(in, &line, &cut, kMaxInputLine, /*skip_rest=*/false));
+  CHECK(cut);
+  CHECK(line.size() == kMaxInputLine);
+  REQUIRE(get_bounded_line(in, &line, &cut, kMaxInputLine));
+  // The rest of the same long line, not the next one.
+  CHECK_FALSE(line.empty());
+  CHECK(line.find_first_not_of('x') == std::string::npos);
+  REQUIRE(get_bounded_line(in, &line, &cut, kMaxInputLine));
+  CHECK(line == "next");
+}
+
+TEST_CASE("note_unreadable counts every line and keeps the first few") {
+  CollectiveInput in;
+  in.path = "x.log";
+  for (int i = 1; i <= 8; ++i) note_unreadable(&in, i, "bad " + std::to_string(i));
+  CHECK(in.unreadable == 8);
+  REQUIRE(in.unreadable_samples.size() == kMaxUnreadableSamples);
+  CHECK(in.unreadable_samples.front() == "x.log:1: bad 1");
 }

@@ -157,6 +157,27 @@ TEST_CASE("ranks of a communicator absent from the input are a warning") {
   CHECK(f[0].ranks == std::vector<int>{3});
 }
 
+TEST_CASE("a long rank list in a message is ranged and abbreviated; the finding keeps every rank") {
+  // A 300-rank communicator of which the input holds only the odd ranks.
+  std::vector<CommSequence> seqs;
+  for (int r = 1; r < 300; r += 2) {
+    CommSequence s;
+    s.comm = "w";
+    s.rank = r;
+    s.nranks = 300;
+    s.calls = kBase;
+    seqs.push_back(s);
+  }
+  auto f = analyse_sequences(seqs);
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].code == "collective-ranks-absent");
+  CHECK(f[0].ranks.size() == 150);
+  CHECK(f[0].message.find("no calls of ranks 0,2,4,") != std::string::npos);
+  CHECK(f[0].message.find(",... (rank in the communicator)") != std::string::npos);
+  CHECK(f[0].message.find(",298") == std::string::npos);
+  CHECK(f[0].message.size() < 250);
+}
+
 TEST_CASE("watchdog: the rank at another work is named") {
   std::vector<WatchdogState> st;
   for (int r = 0; r < 4; ++r) {
@@ -181,6 +202,36 @@ TEST_CASE("watchdog: the rank at another work is named") {
   CHECK(f[0].code == "collective-mismatch");
   st[1].op_type = "ALLREDUCE";
   CHECK(analyse_watchdog(st).empty());
+}
+
+TEST_CASE("watchdog: without a majority every state is named against the others") {
+  std::vector<WatchdogState> st;
+  for (int r = 0; r < 4; ++r) {
+    WatchdogState s;
+    s.group = "pg 0";
+    s.rank = r;
+    s.seq = r < 2 ? 51 : 52;
+    s.op_type = "ALLREDUCE";
+    s.numel_in = s.numel_out = 11;
+    st.push_back(s);
+  }
+  auto f = analyse_watchdog(st);
+  REQUIRE(f.size() == 2);
+  sort_findings(&f);
+  CHECK(f[0].ranks == std::vector<int>{0, 1});
+  CHECK(f[1].ranks == std::vector<int>{2, 3});
+  for (const auto& x : f) {
+    CHECK(x.code == "collective-missing");
+    CHECK(x.message.find("no majority: the others report") != std::string::npos);
+  }
+  CHECK(f[0].expected == "WorkNCCL(SeqNum=52, OpType=ALLREDUCE, NumelIn=11, NumelOut=11)");
+  CHECK(f[1].expected == "WorkNCCL(SeqNum=51, OpType=ALLREDUCE, NumelIn=11, NumelOut=11)");
+  // Three at 52, one at 51: a majority, and only the one is named.
+  st[1].seq = 52;
+  f = analyse_watchdog(st);
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].ranks == std::vector<int>{0});
+  CHECK(f[0].message.find("no majority") == std::string::npos);
 }
 
 TEST_CASE("names of datatypes and ops") {

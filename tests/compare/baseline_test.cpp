@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "compare/bounded_json.h"
 #include "compare/judge.h"
 #include "test_records.h"
 
@@ -142,4 +143,17 @@ TEST_CASE("writing a baseline where it cannot go fails with the path in the erro
   std::string error;
   CHECK_FALSE(write_baseline("/nonexistent-dir/b.json", Baseline{}, &error));
   CHECK(error.find("/nonexistent-dir/b.json") != std::string::npos);
+}
+
+TEST_CASE("a baseline nested up to the shared cap loads; one level more is malformed") {
+  // An unknown key is ignored, so only the cap decides (compare/bounded_json.h).
+  auto with_extra = [](int levels) {  // the document nests `levels` levels in all
+    return std::string(R"({"schema": "denpex.baseline.v1", "extra": )") +
+           std::string(static_cast<size_t>(levels - 1), '[') +
+           std::string(static_cast<size_t>(levels - 1), ']') + "}";
+  };
+  CHECK(parse_baseline(with_extra(kMaxJsonDepth), "at-cap").status == BaselineStatus::ok);
+  BaselineLoad deep = parse_baseline(with_extra(kMaxJsonDepth + 1), "past-cap");
+  CHECK(deep.status == BaselineStatus::malformed);
+  CHECK(deep.error == "baseline past-cap: nested more than 64 levels deep: not a baseline");
 }

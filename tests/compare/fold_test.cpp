@@ -79,3 +79,19 @@ TEST_CASE("rank_phrase names ranks and folded hosts") {
   CHECK(rank_phrase({0, 1, 2, 3, 7}, {"node2", "node1"}) == "ranks 0-3,7 on node[1-2]");
   CHECK(rank_phrase({4, 5}, {}) == "ranks 4-5");
 }
+
+TEST_CASE("rank_subject: counted after duplicates, ranged, and abbreviated past one line") {
+  using denpex::rank_subject;
+  CHECK(rank_subject({2}) == "rank 2");
+  CHECK(rank_subject({2, 2}) == "rank 2");
+  CHECK(rank_subject({5, 0, 1, 2, 3}) == "ranks 0-3,5");
+  CHECK(rank_subject({}) == "no ranks");
+  std::vector<int> even;
+  for (int r = 0; r < 400; r += 2) even.push_back(r);
+  const std::string long_list = rank_subject(even);
+  CHECK(long_list.rfind("ranks 0,2,4,", 0) == 0);
+  CHECK(long_list.substr(long_list.size() - 4) == ",...");
+  CHECK(long_list.size() <= std::string("ranks ").size() + 96 + 4);
+  // rank_phrase says the same subject, then the hosts.
+  CHECK(rank_phrase(even, {"n1"}) == long_list + " on n1");
+}

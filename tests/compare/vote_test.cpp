@@ -63,3 +63,21 @@ TEST_CASE("groups the attribute does not apply to are left out") {
   CHECK(v.reference == -1);
   CHECK_FALSE(v.tie());
 }
+
+TEST_CASE("strict_majority: the one weight above all others, else none") {
+  CHECK(strict_majority({3, 1}) == 0);
+  CHECK(strict_majority({1, 3}) == 1);
+  CHECK(strict_majority({2, 2, 3}) == 2);   // a tie below the top is no tie
+  CHECK(strict_majority({3, 3, 1}) == -1);  // the top ties
+  CHECK(strict_majority({1, 3, 3}) == -1);
+  CHECK(strict_majority({5}) == 0);
+  CHECK(strict_majority({}) == -1);
+}
+
+TEST_CASE("judged_against: the majority, or under a tie the first other group") {
+  CHECK(judged_against(2, 0) == 2);
+  CHECK(judged_against(2, 1) == 2);
+  CHECK(judged_against(-1, 0) == 1);
+  CHECK(judged_against(-1, 1) == 0);
+  CHECK(judged_against(-1, 2) == 0);
+}

@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "probe/cuda_driver_probe.h"
-#include "probe/isolated_call.h"
+#include "probe/monotonic_clock.h"
 #include "probe/probe.h"
 #include "scratch.h"
 
@@ -12,16 +12,7 @@ using namespace denpex_test;
 
 namespace {
 
-ProbeContext context(const std::string& llp) {
-  ProbeContext ctx;
-  ctx.loader = make_loader_env(FsView{}, "", llp);
-  ctx.loader.cache = LdCache{};
-  ctx.loader.system_dirs.clear();
-  ctx.running_as_root = ::geteuid() == 0;
-  ctx.step_timeout = 2.0;
-  ctx.kernel_version_files.clear();
-  return ctx;
-}
+ProbeContext context(const std::string& llp) { return context_with_only(llp); }
 
 // Whether the loader cache lists libcuda.so.1 (a driver is installed), as `ldconfig -p` says.
 bool cache_lists_driver() {

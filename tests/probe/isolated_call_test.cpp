@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "probe/isolated_call.h"
+#include "probe/monotonic_clock.h"
 
 using namespace denpex;
 

@@ -4,7 +4,7 @@
 
 #include <fstream>
 
-#include "probe/isolated_call.h"
+#include "probe/monotonic_clock.h"
 #include "probe/nccl_probe.h"
 #include "probe/probe.h"
 #include "scratch.h"
@@ -22,12 +22,8 @@ ProbeContext context(const std::string& llp, const std::string& preload = "") {
   return ctx;
 }
 
-ProbeContext isolated_context(const std::string& llp) {
-  ProbeContext ctx = context(llp);
-  ctx.loader.cache = LdCache{};   // only what the test puts on LD_LIBRARY_PATH
-  ctx.loader.system_dirs.clear();
-  return ctx;
-}
+// Only what the test puts on LD_LIBRARY_PATH.
+ProbeContext isolated_context(const std::string& llp) { return context_with_only(llp); }
 
 }  // namespace
 

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "probe/probe.h"
+#include "probe/probe_context.h"
 #include "probe/trust.h"
 
 namespace denpex_test {
@@ -82,6 +83,19 @@ class Scratch {
  private:
   std::string dir_;
 };
+
+// A probe context whose loader finds only what lies in `dir` (as LD_LIBRARY_PATH; no loader
+// cache, no system directories) and reads no kernel module files.
+inline denpex::ProbeContext context_with_only(const std::string& dir, double step_timeout = 2.0) {
+  denpex::ProbeContext ctx;
+  ctx.loader = denpex::make_loader_env(denpex::FsView{}, "", dir);
+  ctx.loader.cache = denpex::LdCache{};
+  ctx.loader.system_dirs.clear();
+  ctx.running_as_root = ::geteuid() == 0;
+  ctx.step_timeout = step_timeout;
+  ctx.kernel_version_files.clear();
+  return ctx;
+}
 
 // Probe options for a process with exactly `env` (plus a PATH without Python), no kernel
 // module files unless given.

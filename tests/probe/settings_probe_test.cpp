@@ -54,3 +54,23 @@ TEST_CASE("identity: the record carries the rank's pid, and an image is named as
   o.image_name = "nvcr.io/nvidia/pytorch:24.05-py3";
   CHECK(probe_rank(o).host == "image nvcr.io/nvidia/pytorch:24.05-py3");
 }
+
+TEST_CASE("probe_rank's loader reads LD_LIBRARY_PATH from the options' environment") {
+  Scratch s;
+  s.install_nccl("nccl-2.21.5", "a");
+  ProbeOptions o = options_with({{"LD_LIBRARY_PATH", s.path("a")}});
+  RankRecord r = probe_rank(o);
+  CHECK(r.system_nccl.origin == "LD_LIBRARY_PATH");
+  CHECK(r.system_nccl.path == s.path("a/libnccl.so.2.21.5"));
+  CHECK(r.nccl_env.empty());
+}
+
+TEST_CASE("env_value: the value, or empty when unset") {
+  const Environment env = {{"LD_PRELOAD", "/x.so"}, {"EMPTY", ""}};
+  CHECK(env_value(env, "LD_PRELOAD") == "/x.so");
+  CHECK(env_value(env, "EMPTY").empty());
+  CHECK(env_value(env, "UNSET").empty());
+  ProbeContext ctx;
+  ctx.env = env;
+  CHECK(env_value(ctx, "LD_PRELOAD") == "/x.so");
+}
