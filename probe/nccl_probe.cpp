@@ -42,6 +42,7 @@ NcclInfo inspect_nccl(const ProbeContext& ctx, const Resolution& res,
                       std::vector<std::string>* untrusted) {
   NcclInfo n;
   n.origin = res.origin;
+  n.depends_on_cpu = describe_cpu_alternatives(res);
   if (res.status == LoadStatus::not_found) {
     if (!res.skipped.empty()) {
       n.status = NcclStatus::unloadable;
