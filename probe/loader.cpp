@@ -249,6 +249,36 @@ bool try_dir(const LoaderEnv& env, const std::string& dir, const std::string& na
   return try_file(env, d, name, origin, res);
 }
 
+// The cache's entries for `name`: its glibc-hwcaps copies as the CPU allows (glibc
+// _dl_cache_libmap picks the most capable supported level), then the plain entry; true when the
+// search is over.
+bool try_cache(const LoaderEnv& env, const std::string& name, Resolution* res) {
+  std::vector<const LdCacheEntry*> all = find_all_in_cache(env.cache, name, env.arch.cache_flags);
+  auto file_of = [&](const std::string& level, Resolution* into) {
+    for (const LdCacheEntry* e : all)
+      if (e->hwcaps == level)
+        return try_file(env, dir_name(e->path), base_name(e->path), "ld.so.cache", into);
+    return false;
+  };
+  switch (env.hwcaps.mode) {
+    case HwcapsMode::none: break;
+    case HwcapsMode::cpu_known:
+      for (const auto& level : env.hwcaps.supported)
+        if (file_of(level, res)) return true;
+      break;
+    case HwcapsMode::cpu_unknown:
+      for (const auto& level : env.hwcaps.names) {
+        bool listed = false;
+        for (const auto& a : res->cpu_alternatives) listed = listed || a.hwcaps == level;
+        Resolution alt;
+        if (!listed && file_of(level, &alt))
+          res->cpu_alternatives.push_back({level, alt.status, alt.path, alt.real_path, alt.error});
+      }
+      break;
+  }
+  return file_of("", res);
+}
+
 // An object already mapped that answers to `name` by its soname (glibc _dl_name_match_p with
 // l_soname), or nullptr.
 const LoaderLink* already_loaded(const Requester& rq, const std::string& name) {
@@ -314,9 +344,7 @@ Resolution resolve_library(const LoaderEnv& env, const std::string& name,
   // directories are searched for its dependencies.
   if (rq && (rq->flags_1 & DF_1_NODEFLIB)) return res;
   if (env.cache.status == LdCacheStatus::ok) {
-    if (const LdCacheEntry* e = find_in_cache(env.cache, name, env.arch.cache_flags)) {
-      if (try_file(env, dir_name(e->path), base_name(e->path), "ld.so.cache", &res)) return res;
-    }
+    if (try_cache(env, name, &res)) return res;
   } else {
     // No cache (an image where ldconfig never ran): the loader would not know these directories,
     // but ldconfig run at container start would. Reported with its own origin so it can be told

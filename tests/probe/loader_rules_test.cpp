@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -341,4 +342,40 @@ TEST_CASE("a preload name without '/' is searched with the executable's RPATH an
     // Without the executable (what the probe knows): not found, dropped as ld.so drops it.
     CHECK_FALSE(make_loader_env(FsView{}, name, "").preload[0].found);
   }
+}
+
+TEST_CASE("ld.so.cache entries of glibc-hwcaps copies apply as the CPU allows") {
+  Scratch s;
+  REQUIRE(fs::exists("/sbin/ldconfig"));
+  lib_x(s, s.path("d/libh.so.1"), "libh.so.1", 1);
+  lib_x(s, s.path("d/glibc-hwcaps/x86-64-v2/libh.so.1"), "libh.so.1", 2);
+  s.write("ld.so.conf", s.path("d") + "\n");
+  const std::string cache_file = s.path("ld.so.cache");
+  const std::string cmd =
+      "/sbin/ldconfig -C '" + cache_file + "' -f '" + s.path("ld.so.conf") + "' 2>/dev/null";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  LdCache cache = read_ld_cache(cache_file);
+  REQUIRE(cache.status == LdCacheStatus::ok);
+  std::vector<const LdCacheEntry*> all = find_all_in_cache(cache, "libh.so.1", 0x0303);
+  REQUIRE(all.size() == 2);
+  std::vector<std::string> levels;
+  for (const auto* e : all) levels.push_back(e->hwcaps);
+  std::sort(levels.begin(), levels.end());
+  CHECK(levels == std::vector<std::string>{"", "x86-64-v2"});
+  CHECK(find_in_cache(cache, "libh.so.1", 0x0303)->path == s.path("d/libh.so.1"));
+
+  // Live: this CPU supports x86-64-v2 (checked against ld.so --help above): the copy wins.
+  LoaderEnv live = make_loader_env(FsView{}, "", "");
+  live.cache = cache;
+  REQUIRE(!live.hwcaps.supported.empty());
+  Resolution r = resolve_library(live, "libh.so.1", Requester{});
+  CHECK(r.origin == "ld.so.cache");
+  CHECK(r.path == s.path("d/glibc-hwcaps/x86-64-v2/libh.so.1"));
+  // CPU unknown: the plain entry, with the copy as what x86-64-v2 CPUs get.
+  LoaderEnv image = live;
+  image.hwcaps.mode = HwcapsMode::cpu_unknown;
+  Resolution u = resolve_library(image, "libh.so.1", Requester{});
+  CHECK(u.path == s.path("d/libh.so.1"));
+  REQUIRE(u.cpu_alternatives.size() == 1);
+  CHECK(u.cpu_alternatives[0].path == s.path("d/glibc-hwcaps/x86-64-v2/libh.so.1"));
 }
