@@ -14,6 +14,9 @@
 #                toolkit's NCCL in /usr/local/cuda-12.8/targets/sbsa-linux/lib
 #   shonly       no ld.so, an aarch64 /bin/sh: the architecture comes from it
 #   conflict     --arch amd64 on the arm64 tree, --arch riscv64: exit 2
+#   hwcaps       an x86_64 tree with a glibc-hwcaps/x86-64-v3 NCCL: both answers in the record
+#   multi-*      a two-platform index without --platform: both checked, one JSON, worst exit;
+#                an index entry its config contradicts: exit 2
 #
 # usage: run_arm64_test.sh PROBE VALIDATE_IMAGE STANDINS_DIR MK_LD_CACHE ARM64_LDSO WORKDIR
 set -euo pipefail
@@ -232,6 +235,19 @@ rc=0
 "$vi" --probe "$probe" "$work/arm64-lie.tar" >"$work/vi-lie.txt" 2>"$work/vi-lie.err" || rc=$?
 [ "$rc" = 2 ] || { cat "$work/vi-lie.txt" "$work/vi-lie.err" >&2; fail "validate-image lying config: exit $rc, expected 2"; }
 grep -q "disagree" "$work/vi-lie.err" || fail "validate-image lying config: $(cat "$work/vi-lie.err")"
+
+# --- glibc-hwcaps under --root: the image's CPU is unknown, so both answers are named -------------
+H=$work/hwcaps
+mkdir -p "$H/lib64"
+cp "$(realpath /lib64/ld-linux-x86-64.so.2)" "$H/lib64/ld-linux-x86-64.so.2"
+nccl_into "$standins/nccl-2.21.5" "$H/usr/lib/x86_64-linux-gnu"
+nccl_into "$standins/nccl-2.27.3" "$H/usr/lib/x86_64-linux-gnu/glibc-hwcaps/x86-64-v3"
+probe_root hwcaps 0
+jq_is "$work/hwcaps.json" '.ranks[0].nccl.version' 2.21.5
+jq_is "$work/hwcaps.json" '.ranks[0].nccl.depends_on_cpu | join(" | ")' \
+  "x86-64-v3: /usr/lib/x86_64-linux-gnu/glibc-hwcaps/x86-64-v3/libnccl.so.2 | otherwise: /usr/lib/x86_64-linux-gnu/libnccl.so.2"
+grep -q "depends on the CPU: x86-64-v3: /usr/lib/x86_64-linux-gnu/glibc-hwcaps/x86-64-v3/libnccl.so.2; otherwise: /usr/lib/x86_64-linux-gnu/libnccl.so.2" "$work/hwcaps.txt" ||
+  fail "hwcaps: the report does not name both answers: $(cat "$work/hwcaps.txt")"
 
 # --- a two-platform OCI index (docker buildx output): linux/amd64 and linux/arm64 -----------------
 X=$work/amd64tree
