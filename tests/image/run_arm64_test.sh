@@ -245,8 +245,8 @@ nccl_into "$standins/nccl-2.27.3" "$H/usr/lib/x86_64-linux-gnu/glibc-hwcaps/x86-
 probe_root hwcaps 0
 jq_is "$work/hwcaps.json" '.ranks[0].nccl.version' 2.21.5
 jq_is "$work/hwcaps.json" '.ranks[0].nccl.depends_on_cpu | join(" | ")' \
-  "x86-64-v3: /usr/lib/x86_64-linux-gnu/glibc-hwcaps/x86-64-v3/libnccl.so.2 | otherwise: /usr/lib/x86_64-linux-gnu/libnccl.so.2"
-grep -q "depends on the CPU: x86-64-v3: /usr/lib/x86_64-linux-gnu/glibc-hwcaps/x86-64-v3/libnccl.so.2; otherwise: /usr/lib/x86_64-linux-gnu/libnccl.so.2" "$work/hwcaps.txt" ||
+  "x86-64-v3: /usr/lib/x86_64-linux-gnu/glibc-hwcaps/x86-64-v3/libnccl.so.2 (NCCL 2.27.3) | otherwise: /usr/lib/x86_64-linux-gnu/libnccl.so.2"
+grep -q "depends on the CPU: x86-64-v3: /usr/lib/x86_64-linux-gnu/glibc-hwcaps/x86-64-v3/libnccl.so.2 (NCCL 2.27.3); otherwise: /usr/lib/x86_64-linux-gnu/libnccl.so.2" "$work/hwcaps.txt" ||
   fail "hwcaps: the report does not name both answers: $(cat "$work/hwcaps.txt")"
 
 # --- a two-platform OCI index (docker buildx output): linux/amd64 and linux/arm64 -----------------
