@@ -110,8 +110,8 @@ TEST_CASE("without a readable ld.so the layout decides the default system direct
 TEST_CASE("cache entries apply only with the target machine's flags") {
   LdCache c;
   c.status = LdCacheStatus::ok;
-  c.entries = {{"libnccl.so.2", "/usr/lib/x86_64-linux-gnu/libnccl.so.2", 0x0303},
-               {"libnccl.so.2", "/usr/lib/aarch64-linux-gnu/libnccl.so.2", 0x0a03}};
+  c.entries = {{"libnccl.so.2", "/usr/lib/x86_64-linux-gnu/libnccl.so.2", 0x0303, ""},
+               {"libnccl.so.2", "/usr/lib/aarch64-linux-gnu/libnccl.so.2", 0x0a03, ""}};
   REQUIRE(find_in_cache(c, "libnccl.so.2", loader_arch_for(EM_AARCH64).cache_flags));
   CHECK(find_in_cache(c, "libnccl.so.2", 0x0a03)->path == "/usr/lib/aarch64-linux-gnu/libnccl.so.2");
   CHECK(find_in_cache(c, "libnccl.so.2", 0x0303)->path == "/usr/lib/x86_64-linux-gnu/libnccl.so.2");
