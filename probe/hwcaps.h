@@ -26,7 +26,7 @@ struct Hwcaps {
 };
 
 // The glibc-hwcaps names this program's CPU supports, most capable first, as glibc decides them
-// (x86_64: GCC's __builtin_cpu_supports("x86-64-vN"), the same ISA levels). Empty on machines
+// (x86_64: CPUID and XCR0 against glibc's ISA level definitions). Empty on machines
 // without names.
 std::vector<std::string> host_cpu_hwcaps();
 
