@@ -35,9 +35,9 @@ std::vector<std::string> host_cpu_hwcaps() {
   const bool avx_state = (xcr & 0x6) == 0x6;
   const bool avx512_state = (xcr & 0xe6) == 0xe6;
 
-  const bool v2 = bit(c1, 13) /* CMPXCHG16B */ && bit(ce, 0) /* LAHF */ && bit(c1, 23) /* POPCNT */ &&
-                  bit(c1, 0) /* SSE3 */ && bit(c1, 19) /* SSE4_1 */ && bit(c1, 20) /* SSE4_2 */ &&
-                  bit(c1, 9) /* SSSE3 */;
+  const bool v2 = bit(c1, 13) /* CMPXCHG16B */ && bit(ce, 0) /* LAHF */ &&
+                  bit(c1, 23) /* POPCNT */ && bit(c1, 0) /* SSE3 */ && bit(c1, 19) /* SSE4_1 */ &&
+                  bit(c1, 20) /* SSE4_2 */ && bit(c1, 9) /* SSSE3 */;
   const bool avx = avx_state && bit(c1, 28);
   const bool v3 = v2 && avx && bit(b7, 5) /* AVX2 */ && bit(b7, 3) /* BMI1 */ &&
                   bit(b7, 8) /* BMI2 */ && bit(c1, 29) /* F16C */ && bit(c1, 12) /* FMA */ &&

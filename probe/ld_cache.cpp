@@ -149,8 +149,8 @@ const LdCacheEntry* find_in_cache(const LdCache& cache, const std::string& sonam
   return nullptr;
 }
 
-std::vector<const LdCacheEntry*> find_all_in_cache(const LdCache& cache, const std::string& soname,
-                                                   uint32_t want) {
+std::vector<const LdCacheEntry*> find_all_in_cache(const LdCache& cache,
+                                                   const std::string& soname, uint32_t want) {
   std::vector<const LdCacheEntry*> out;
   for (const auto& e : cache.entries)
     if (e.name == soname && (want == 0 || e.flags == want)) out.push_back(&e);

@@ -361,7 +361,8 @@ std::vector<std::string> describe_cpu_alternatives(const Resolution& r) {
   std::vector<std::string> out;
   if (r.cpu_alternatives.empty()) return out;
   for (const auto& a : r.cpu_alternatives)
-    out.push_back(a.hwcaps + ": " + a.path + (a.status == LoadStatus::fatal ? " (" + a.error + ")" : ""));
+    out.push_back(a.hwcaps + ": " + a.path +
+                  (a.status == LoadStatus::fatal ? " (" + a.error + ")" : ""));
   out.push_back("otherwise: " + (r.status == LoadStatus::not_found ? std::string("not found")
                                                                    : r.path));
   return out;

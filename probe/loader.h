@@ -3,12 +3,14 @@
 // loading it (and, under --root, for a process inside an image).
 //
 // Order for a name without '/' (glibc elf/dl-load.c, _dl_map_object): an object already loaded
-// with that name or soname (a preload, the requester's loader chain, Requester::loaded); DT_RPATH of the requester (only when it has no DT_RUNPATH);
+// with that name or soname (a preload, the requester's loader chain, Requester::loaded);
+// DT_RPATH of the requester and of its loaders (only when it has no DT_RUNPATH);
 // LD_LIBRARY_PATH; DT_RUNPATH of the requester; /etc/ld.so.cache; the system directories.
 // Within each directory (but not a cache entry) the glibc-hwcaps subdirectories come first
-// (probe/hwcaps.h). Within each directory a file of another ELF class or machine is passed over silently (that is
-// why glibc says "No such file or directory" for an aarch64 library on x86_64); a file that is
-// not an ELF, is cut short or cannot be read stops the search with an error.
+// (probe/hwcaps.h). Within each directory a file of another ELF class or machine is passed over
+// silently (that is why glibc says "No such file or directory" for an aarch64 library on
+// x86_64); a file that is not an ELF, is cut short or cannot be read stops the search with an
+// error.
 #pragma once
 
 #include <string>

@@ -218,7 +218,8 @@ TEST_CASE("under --root the CPU is unknown: every glibc-hwcaps answer is listed,
 
   // A glibc older than 2.33 (no "glibc-hwcaps" in its ld.so) searches no subdirectory.
   std::string old(4096, 'x');
-  static const char kDirs[] = "\0/lib/x86_64-linux-gnu/\0/usr/lib/x86_64-linux-gnu/\0/lib/\0/usr/lib/";
+  static const char kDirs[] =
+      "\0/lib/x86_64-linux-gnu/\0/usr/lib/x86_64-linux-gnu/\0/lib/\0/usr/lib/";
   old += std::string(kDirs, sizeof kDirs);
   std::ofstream(img + "/lib64/ld-linux-x86-64.so.2", std::ios::binary | std::ios::trunc) << old;
   LoaderEnv old_env = make_loader_env(FsView{img}, "", "/opt/nccl/lib", EM_X86_64);
@@ -264,7 +265,9 @@ TEST_CASE("an object already loaded under a soname satisfies a later NEEDED of t
   // main's NEEDED names the file (libfirst.so): linked against a copy with that soname.
   lib_x(s, s.path("linkonly/libfirst.so"), "libfirst.so", 1);
   const std::string exe = s.path("bin/main");
-  cc(s, "#include <stdio.h>\nint user(void);\nint main(void) { printf(\"%d\\n\", user()); return 0; }\n",
+  cc(s,
+     "#include <stdio.h>\nint user(void);\n"
+     "int main(void) { printf(\"%d\\n\", user()); return 0; }\n",
      "-L" + s.path("linkonly") + " -L" + s.path("d") +
          " -Wl,--no-as-needed -l:libfirst.so -l:libuser.so.1 -Wl,-rpath," + s.path("d"),
      exe);
@@ -282,7 +285,8 @@ TEST_CASE("an object already loaded under a soname satisfies a later NEEDED of t
   ElfInfo main_elf = read_elf(exe, false);
   REQUIRE(first.soname == "libx.so.1");
   LoaderEnv env = make_loader_env(FsView{}, "", s.path("other"));
-  Requester rq{s.path("d/libuser.so.1"), &user, {{exe, &main_elf}}, {{s.path("d/libfirst.so"), &first}}};
+  Requester rq{s.path("d/libuser.so.1"), &user, {{exe, &main_elf}},
+               {{s.path("d/libfirst.so"), &first}}};
   Resolution r = resolve_library(env, "libx.so.1", rq);
   CHECK(r.origin == "already-loaded");
   CHECK(r.path == s.path("d/libfirst.so"));
@@ -301,7 +305,9 @@ TEST_CASE("$ORIGIN of a library reached through a symlink is the symlink's direc
      s.path("store/lib/libsym.so.1"));
   s.link(s.path("store/lib/libsym.so.1"), "site/lib/libsym.so.1");
   const std::string exe = s.path("bin/main");
-  cc(s, "#include <stdio.h>\nint sym(void);\nint main(void) { printf(\"%d\\n\", sym()); return 0; }\n",
+  cc(s,
+     "#include <stdio.h>\nint sym(void);\n"
+     "int main(void) { printf(\"%d\\n\", sym()); return 0; }\n",
      "-L" + s.path("site/lib") + " -l:libsym.so.1 -Wl,-rpath," + s.path("site/lib"), exe);
   std::map<std::string, std::string> real = traced(exe);
   REQUIRE(real.count("libdep.so.1"));
