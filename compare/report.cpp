@@ -4,6 +4,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "compare/facts.h"
@@ -62,6 +63,9 @@ std::string configuration_line(const ConfigGroup& g) {
   } else {
     nccl = fmt::format("NCCL {}", to_string(r.nccl.status));
   }
+  // An image's CPU is unknown: a glibc-hwcaps copy of NCCL is what some CPUs get.
+  if (!r.nccl.depends_on_cpu.empty())
+    nccl += fmt::format(" (depends on the CPU: {})", fmt::join(r.nccl.depends_on_cpu, "; "));
   // A PyTorch that is there but unreadable is not "no torch" (hostile-input fix, issue 6).
   std::string torch = r.torch.status == TorchStatus::ok      ? fmt::format("torch {}", r.torch.version)
                       : r.torch.status == TorchStatus::error ? std::string("torch unreadable")

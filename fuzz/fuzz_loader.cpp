@@ -25,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (runpath ? elf.runpath : elf.rpath) = {rpath};
   elf.has_runpath = runpath;
   denpex::Resolution r =
-      denpex::resolve_library(env, name, denpex::Requester{"/usr/lib/libtorch_cuda.so", &elf, {}});
+      denpex::resolve_library(env, name, denpex::Requester{"/usr/lib/libtorch_cuda.so", &elf, {}, {}});
   if (r.status == denpex::LoadStatus::found &&
       !denpex_fuzz::really_inside(tree.root(), denpex::host_path(fs, r.real_path)))
     __builtin_trap();

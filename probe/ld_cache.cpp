@@ -25,6 +25,7 @@ constexpr size_t kNewHeader = 48;
 constexpr size_t kNewEntry = 24;
 constexpr size_t kOldEntry = 12;
 constexpr size_t kMaxCache = 64u << 20;
+constexpr uint64_t kHwcapExtension = 1ull << 62;  // DL_CACHE_HWCAP_EXTENSION
 
 uint32_t u32(const std::string& b, size_t off) {
   uint32_t v;
@@ -122,6 +123,18 @@ LdCache read_ld_cache(const std::string& path) {
     // a new-only one; both are `base` here.
     entry.name = cstr(b, base + u32(b, e + 4));
     entry.path = cstr(b, base + u32(b, e + 8));
+    uint64_t hwcap;
+    std::memcpy(&hwcap, b.data() + e + 16, 8);
+    if (hwcap & kHwcapExtension) {
+      // The level is the directory the entry lives in (ldconfig indexes the same names in its
+      // extension table): <dir>/glibc-hwcaps/<level>/<file>.
+      const std::string marker = "/glibc-hwcaps/";
+      size_t at = entry.path.rfind(marker);
+      size_t end = at == std::string::npos ? at : entry.path.find('/', at + marker.size());
+      entry.hwcaps = end == std::string::npos ? "?"
+                                              : entry.path.substr(at + marker.size(),
+                                                                  end - at - marker.size());
+    }
     c.entries.push_back(std::move(entry));
   }
   c.status = LdCacheStatus::ok;
@@ -131,9 +144,17 @@ LdCache read_ld_cache(const std::string& path) {
 const LdCacheEntry* find_in_cache(const LdCache& cache, const std::string& soname,
                                   uint32_t want) {
   for (const auto& e : cache.entries) {
-    if (e.name == soname && (want == 0 || e.flags == want)) return &e;
+    if (e.name == soname && (want == 0 || e.flags == want) && e.hwcaps.empty()) return &e;
   }
   return nullptr;
+}
+
+std::vector<const LdCacheEntry*> find_all_in_cache(const LdCache& cache,
+                                                   const std::string& soname, uint32_t want) {
+  std::vector<const LdCacheEntry*> out;
+  for (const auto& e : cache.entries)
+    if (e.name == soname && (want == 0 || e.flags == want)) out.push_back(&e);
+  return out;
 }
 
 namespace {

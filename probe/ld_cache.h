@@ -12,6 +12,10 @@ struct LdCacheEntry {
   std::string name;   // soname, e.g. "libnccl.so.2"
   std::string path;   // the file, as written by ldconfig
   uint32_t flags = 0; // FLAG_ELF_LIBC6 | arch bits (0x0303 = x86-64 libc6)
+  // glibc 2.33+ caches list a library's glibc-hwcaps copies too (the entry's hwcap field has
+  // DL_CACHE_HWCAP_EXTENSION set): the level ("x86-64-v3", from the entry's
+  // glibc-hwcaps/<level>/ directory); "" for the plain entry every CPU may use.
+  std::string hwcaps;
 };
 
 // ok         parsed
@@ -33,11 +37,16 @@ LdCache read_ld_cache(const std::string& path);
 // The cache's arch flags for this program's architecture (x86-64: 0x0303), 0 when unknown.
 uint32_t host_cache_flags();
 
-// First entry for `soname` whose flags are exactly `flags` (glibc's _dl_cache_check_flags on
-// x86_64 and aarch64: an arm64 image's cache is read with 0x0a03), or nullptr. flags 0 takes
-// any entry.
+// First plain (non-glibc-hwcaps) entry for `soname` whose flags are exactly `flags` (glibc's
+// _dl_cache_check_flags on x86_64 and aarch64: an arm64 image's cache is read with 0x0a03), or
+// nullptr. flags 0 takes any flags.
 const LdCacheEntry* find_in_cache(const LdCache& cache, const std::string& soname,
                                   uint32_t flags = host_cache_flags());
+
+// Every entry for `soname` with exactly `flags` (0: any), in file order: the plain one and its
+// glibc-hwcaps copies.
+std::vector<const LdCacheEntry*> find_all_in_cache(const LdCache& cache,
+                                                   const std::string& soname, uint32_t flags);
 
 // Directories listed by an ld.so.conf file and its "include" globs, read with every path taken
 // inside `root` ("/" for the live system). Used under --root when an image has no cache.

@@ -54,8 +54,28 @@ std::string expand_dst(const std::string& entry, const std::string& origin_dir,
   return out;
 }
 
+namespace {
+
+// LD_LIBRARY_PATH entries with their dynamic string tokens expanded for the main program (glibc
+// _dl_init_paths with the main map). An entry needing $ORIGIN when the program is unknown is
+// dropped, as ld.so drops an entry whose origin it cannot tell.
+std::vector<std::string> expand_library_path(const std::vector<std::string>& entries,
+                                             const std::string& program_dir,
+                                             const std::string& lib, const std::string& platform) {
+  std::vector<std::string> out;
+  for (const auto& e : entries) {
+    const bool uses_origin = expand_dst(e, "", lib, platform) != expand_dst(e, "/", lib, platform);
+    if (uses_origin && program_dir.empty()) continue;
+    out.push_back(expand_dst(e, program_dir, lib, platform));
+  }
+  return out;
+}
+
+}  // namespace
+
 LoaderEnv make_loader_env(const FsView& fs, const std::string& ld_preload,
-                          const std::string& ld_library_path, uint16_t machine) {
+                          const std::string& ld_library_path, uint16_t machine,
+                          const Requester* program) {
   LoaderEnv env;
   env.fs = fs;
   env.image = !(fs.root == "/" || fs.root.empty());
@@ -67,7 +87,6 @@ LoaderEnv make_loader_env(const FsView& fs, const std::string& ld_preload,
   }
   env.machine = machine;
   env.arch = loader_arch_for(machine);
-  env.library_path = split_library_path(ld_library_path);
   // In an image /etc/ld.so.cache may be a symlink; it is followed inside the root.
   Resolved cache = resolve(fs, "/etc/ld.so.cache");
   env.cache = read_ld_cache(host_path(fs, cache.status == ResolveStatus::ok ? cache.path
@@ -78,6 +97,17 @@ LoaderEnv make_loader_env(const FsView& fs, const std::string& ld_preload,
   env.system_dirs = std::move(sd.dirs);
   env.system_dirs_from = std::move(sd.from);
   env.dst_lib = std::move(sd.dst_lib);
+  // The main program's $ORIGIN is the directory of its real file (glibc: /proc/self/exe).
+  const std::string program_dir =
+      program && !program->path.empty() ? dir_name(program->path) : "";
+  env.library_path = expand_library_path(split_library_path(ld_library_path), program_dir,
+                                         env.dst_lib, env.arch.platform);
+  std::string ldso_file;
+  if (!env.system_dirs_from.empty() && env.system_dirs_from[0] == '/') {
+    Resolved l = resolve(fs, env.system_dirs_from);
+    if (l.status == ResolveStatus::ok) ldso_file = host_path(fs, l.path);
+  }
+  env.hwcaps = hwcaps_for(env.arch, ldso_file, !env.image);
   if (fs.root == "/" || fs.root.empty()) {
     char buf[PATH_MAX];
     if (::getcwd(buf, sizeof buf)) env.cwd = buf;
@@ -87,7 +117,7 @@ LoaderEnv make_loader_env(const FsView& fs, const std::string& ld_preload,
   for (const std::string& entry : split_preload(ld_preload)) {
     Preloaded p;
     p.entry = entry;
-    Resolution r = resolve_library(env, entry, Requester{});
+    Resolution r = resolve_library(env, entry, program ? *program : Requester{});
     if (r.status == LoadStatus::found) {
       p.found = true;
       p.path = r.path;
@@ -165,12 +195,10 @@ Verdict check(const LoaderEnv& env, const std::string& view_path, Resolution* re
   return Verdict::fatal;
 }
 
-// Tries `dir/name`; true when the search is over (found or fatal).
-bool try_dir(const LoaderEnv& env, const std::string& dir, const std::string& name,
-             const char* origin, Resolution* res) {
-  std::string d = dir;
-  if (d.empty() || d[0] != '/') d = join_path(env.cwd, d);
-  std::string candidate = join_path(d, name);
+// Tries `dir/name` alone; true when the search is over (found or fatal).
+bool try_file(const LoaderEnv& env, const std::string& dir, const std::string& name,
+              const char* origin, Resolution* res) {
+  std::string candidate = join_path(dir, name);
   switch (check(env, candidate, res)) {
     case Verdict::accept:
       res->status = LoadStatus::found;
@@ -188,13 +216,85 @@ bool try_dir(const LoaderEnv& env, const std::string& dir, const std::string& na
   return false;
 }
 
+// With the CPU unknown: what `dir`'s glibc-hwcaps subdirectory `name` would give a CPU of that
+// level, added to res->cpu_alternatives (once per level: a CPU of that level stops at the first).
+void note_cpu_alternative(const LoaderEnv& env, const std::string& dir, const std::string& level,
+                          const std::string& name, Resolution* res) {
+  for (const auto& a : res->cpu_alternatives)
+    if (a.hwcaps == level) return;
+  Resolution alt;
+  if (!try_file(env, join_path(dir, hwcaps_subdir(level)), name, "", &alt)) {
+    res->skipped.insert(res->skipped.end(), alt.skipped.begin(), alt.skipped.end());
+    return;
+  }
+  res->cpu_alternatives.push_back({level, alt.status, alt.path, alt.real_path, alt.error});
+}
+
+// Tries one search directory: its glibc-hwcaps subdirectories first, then `dir/name`; true when
+// the search is over (found or fatal).
+bool try_dir(const LoaderEnv& env, const std::string& dir, const std::string& name,
+             const char* origin, Resolution* res) {
+  std::string d = dir;
+  if (d.empty() || d[0] != '/') d = join_path(env.cwd, d);
+  switch (env.hwcaps.mode) {
+    case HwcapsMode::none: break;
+    case HwcapsMode::cpu_known:
+      for (const auto& level : env.hwcaps.supported)
+        if (try_file(env, join_path(d, hwcaps_subdir(level)), name, origin, res)) return true;
+      break;
+    case HwcapsMode::cpu_unknown:
+      for (const auto& level : env.hwcaps.names) note_cpu_alternative(env, d, level, name, res);
+      break;
+  }
+  return try_file(env, d, name, origin, res);
+}
+
+// The cache's entries for `name`: its glibc-hwcaps copies as the CPU allows (glibc
+// _dl_cache_libmap picks the most capable supported level), then the plain entry; true when the
+// search is over.
+bool try_cache(const LoaderEnv& env, const std::string& name, Resolution* res) {
+  std::vector<const LdCacheEntry*> all = find_all_in_cache(env.cache, name, env.arch.cache_flags);
+  auto file_of = [&](const std::string& level, Resolution* into) {
+    for (const LdCacheEntry* e : all)
+      if (e->hwcaps == level)
+        return try_file(env, dir_name(e->path), base_name(e->path), "ld.so.cache", into);
+    return false;
+  };
+  switch (env.hwcaps.mode) {
+    case HwcapsMode::none: break;
+    case HwcapsMode::cpu_known:
+      for (const auto& level : env.hwcaps.supported)
+        if (file_of(level, res)) return true;
+      break;
+    case HwcapsMode::cpu_unknown:
+      for (const auto& level : env.hwcaps.names) {
+        bool listed = false;
+        for (const auto& a : res->cpu_alternatives) listed = listed || a.hwcaps == level;
+        Resolution alt;
+        if (!listed && file_of(level, &alt))
+          res->cpu_alternatives.push_back({level, alt.status, alt.path, alt.real_path, alt.error});
+      }
+      break;
+  }
+  return file_of("", res);
+}
+
+// An object already mapped that answers to `name` by its soname (glibc _dl_name_match_p with
+// l_soname), or nullptr.
+const LoaderLink* already_loaded(const Requester& rq, const std::string& name) {
+  for (const auto* list : {&rq.loaders, &rq.loaded})
+    for (const auto& l : *list)
+      if (l.elf && !l.elf->soname.empty() && l.elf->soname == name) return &l;
+  return nullptr;
+}
+
 }  // namespace
 
 Resolution resolve_library(const LoaderEnv& env, const std::string& name,
                            const Requester& requester) {
   Resolution res;
   if (name.find('/') != std::string::npos) {
-    try_dir(env, "", name[0] == '/' ? name : join_path(env.cwd, name), "path", &res);
+    try_file(env, "", name[0] == '/' ? name : join_path(env.cwd, name), "path", &res);
     if (res.status == LoadStatus::not_found && res.skipped.empty())
       res.error = name + ": no such file";
     return res;
@@ -206,6 +306,14 @@ Resolution resolve_library(const LoaderEnv& env, const std::string& name,
     res.path = p.path;
     res.real_path = p.real_path;
     res.origin = "LD_PRELOAD";
+    return res;
+  }
+  if (const LoaderLink* l = already_loaded(requester, name)) {
+    Resolved r = resolve(env.fs, l->path);
+    res.status = LoadStatus::found;
+    res.path = l->path;
+    res.real_path = r.status == ResolveStatus::ok ? r.path : l->path;
+    res.origin = "already-loaded";
     return res;
   }
   std::string origin_dir = requester.path.empty() ? "" : dir_name(requester.path);
@@ -236,9 +344,7 @@ Resolution resolve_library(const LoaderEnv& env, const std::string& name,
   // directories are searched for its dependencies.
   if (rq && (rq->flags_1 & DF_1_NODEFLIB)) return res;
   if (env.cache.status == LdCacheStatus::ok) {
-    if (const LdCacheEntry* e = find_in_cache(env.cache, name, env.arch.cache_flags)) {
-      if (try_dir(env, dir_name(e->path), base_name(e->path), "ld.so.cache", &res)) return res;
-    }
+    if (try_cache(env, name, &res)) return res;
   } else {
     // No cache (an image where ldconfig never ran): the loader would not know these directories,
     // but ldconfig run at container start would. Reported with its own origin so it can be told
@@ -249,6 +355,17 @@ Resolution resolve_library(const LoaderEnv& env, const std::string& name,
   for (const auto& d : env.system_dirs)
     if (try_dir(env, d, name, "system-dir", &res)) return res;
   return res;
+}
+
+std::vector<std::string> describe_cpu_alternatives(const Resolution& r) {
+  std::vector<std::string> out;
+  if (r.cpu_alternatives.empty()) return out;
+  for (const auto& a : r.cpu_alternatives)
+    out.push_back(a.hwcaps + ": " + a.path +
+                  (a.status == LoadStatus::fatal ? " (" + a.error + ")" : ""));
+  out.push_back("otherwise: " + (r.status == LoadStatus::not_found ? std::string("not found")
+                                                                   : r.path));
+  return out;
 }
 
 }  // namespace denpex

@@ -52,7 +52,7 @@ LoaderCheck check_against_loader(const ProbeContext& ctx, const std::string& nam
   std::string exe = n > 0 ? std::string(self, static_cast<size_t>(n)) : "";
   ElfInfo exe_elf = exe.empty() ? ElfInfo{} : read_elf(exe, false);
   Requester requester;
-  if (exe_elf.status == ElfStatus::ok) requester = Requester{exe, &exe_elf, {}};
+  if (exe_elf.status == ElfStatus::ok) requester = Requester{exe, &exe_elf, {}, {}};
   Resolution res = resolve_library(ctx.loader, name, requester);
   c.emulated = res.status == LoadStatus::found ? res.real_path : "";
 

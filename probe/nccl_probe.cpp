@@ -22,6 +22,15 @@ NcclInfo inspect_nccl(const ProbeContext& ctx, const Resolution& res,
                       std::vector<std::string>* untrusted) {
   NcclInfo n;
   n.origin = res.origin;
+  n.depends_on_cpu = describe_cpu_alternatives(res);
+  // Each CPU-dependent copy with its version (read statically): what differs is what matters.
+  for (size_t i = 0; i < res.cpu_alternatives.size() && i < n.depends_on_cpu.size(); ++i) {
+    const CpuAlternative& a = res.cpu_alternatives[i];
+    std::string version, cuda_build;
+    if (a.status == LoadStatus::found &&
+        read_nccl_literal(host_path(ctx.loader.fs, a.real_path), &version, &cuda_build))
+      n.depends_on_cpu[i] += " (NCCL " + version + ")";
+  }
   LibraryProbe lp = probe_library(ctx, res, "ncclGetVersion", untrusted);
   switch (lp.step) {
     case LibraryStep::not_found:

@@ -53,7 +53,7 @@ PluginInfo probe_plugin(const ProbeContext& ctx, PluginKind kind, const std::str
   Requester req;
   if (!nccl_path.empty()) {
     nccl_elf = read_elf(host_path(ctx.loader.fs, nccl_path), false);
-    if (nccl_elf.status == ElfStatus::ok) req = Requester{nccl_path, &nccl_elf, {}};
+    if (nccl_elf.status == ElfStatus::ok) req = Requester{nccl_path, &nccl_elf, {}, {}};
   }
   std::vector<std::string> tries;
   if (value.empty()) {

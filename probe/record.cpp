@@ -66,6 +66,7 @@ json nccl_json(const NcclInfo& n) {
   put(j, "origin", n.origin);
   put(j, "static_version", n.static_version);
   put(j, "error", n.error);
+  if (!n.depends_on_cpu.empty()) j["depends_on_cpu"] = n.depends_on_cpu;
   return j;
 }
 
@@ -200,6 +201,8 @@ Enum enum_from(const json& j, const char* key, std::initializer_list<Enum> all, 
   throw std::runtime_error(std::string("unknown ") + key + " \"" + s + "\"");
 }
 
+std::vector<std::string> string_list(const json& j, const char* key);
+
 NcclInfo nccl_from(const json& j) {
   NcclInfo n;
   if (!j.is_object()) throw std::runtime_error("\"nccl\" is not an object");
@@ -215,6 +218,7 @@ NcclInfo nccl_from(const json& j) {
   n.origin = str(j, "origin");
   n.static_version = str(j, "static_version");
   n.error = str(j, "error");
+  n.depends_on_cpu = string_list(j, "depends_on_cpu");
   return n;
 }
 

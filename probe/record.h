@@ -32,6 +32,10 @@ struct NcclInfo {
                              // "default-dir", "rpath", "runpath", "torch-wheel", "torch-static"...
   std::string static_version;  // version read from the file's literal ("" if none)
   std::string error;           // why unloadable / missing; empty when ok
+  // Under --root, when the answer depends on the target CPU (a libnccl.so.2 in a glibc-hwcaps
+  // subdirectory): "x86-64-v3: <path>" per level in the loader's order, then "otherwise: <the
+  // path above>". Empty when the answer is the same on every CPU.
+  std::vector<std::string> depends_on_cpu;
 };
 
 struct NcclCandidate {

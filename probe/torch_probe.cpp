@@ -229,7 +229,7 @@ TorchProbe probe_torch(const ProbeContext& ctx, const std::vector<SitePackagesDi
     // symlinked libtorch_cuda.so points to (glibc _dl_new_object: l_origin from the open name).
     std::vector<ElfInfo> chain_elfs;
     Requester rq{join_path(t.path, "lib/libtorch_cuda.so"), &elf,
-                 python_loader_chain(fs, t.path, site->path, &chain_elfs)};
+                 python_loader_chain(fs, t.path, site->path, &chain_elfs), {}};
     Resolution res = resolve_library(ctx.loader, *needs, rq);
     out.effective = inspect_nccl(ctx, res, untrusted);
     if (res.origin == "rpath" || res.origin == "runpath") {

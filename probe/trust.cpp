@@ -84,7 +84,7 @@ TrustCheck check_trusted_with_needed(const LoaderEnv& env, const std::string& vi
     if (elf.status != ElfStatus::ok) continue;  // the loader would fail; not a trust question
     for (const std::string& name : elf.needed) {
       if (loaded.count(name)) continue;
-      Resolution r = resolve_library(env, name, Requester{object, &elf, {}});
+      Resolution r = resolve_library(env, name, Requester{object, &elf, {}, {}});
       if (r.status != LoadStatus::found || !seen.insert(r.real_path).second) continue;
       if (loaded.count(host_path(env.fs, r.real_path))) continue;
       TrustCheck dep = check_trusted(host_path(env.fs, r.real_path), true);

@@ -568,17 +568,24 @@ preload_by_soname)
   show "LD_PRELOAD=libnccl.so.2: nccl $(jqr '.ranks[0].nccl.version') via $(jqr '.ranks[0].nccl.origin')"
   ;;
 
-loader_check_agree|loader_check_hwcaps)
+loader_check_agree|loader_check_hwcaps|loader_check_legacy_tls)
   # The probe asks the real loader for libnccl.so.2 in a child and compares with its emulation.
-  # glibc (2.33+) also searches glibc-hwcaps/x86-64-v2 (v3, v4) below every LD_LIBRARY_PATH
-  # directory first; the emulation does not, so a copy there is one it gets wrong, and says so.
+  # glibc (2.33+) searches glibc-hwcaps/x86-64-v4, v3, v2 below every LD_LIBRARY_PATH directory
+  # first (the emulation does too: they agree on a copy there); glibc 2.36 then searches the
+  # legacy tls/ and platform subdirectories, which the emulation does not model: a copy in tls/
+  # is one it gets wrong, and says so.
   # As root the check is not made (the loader might map a file no one trust-checked), so the
   # probe runs as nobody here.
   nccl_in_lib nccl-2.21.5
   chmod 0777 "$W"   # the report is written by nobody
-  if [ "$case_name" = loader_check_hwcaps ]; then
-    mkdir -p "$W/lib/glibc-hwcaps/x86-64-v2"
-    cp -L "$standins/nccl-2.27.3/libnccl.so.2" "$W/lib/glibc-hwcaps/x86-64-v2/libnccl.so.2"
+  case $case_name in
+    loader_check_hwcaps) sub=glibc-hwcaps/x86-64-v2 ;;
+    loader_check_legacy_tls) sub=tls ;;
+    *) sub= ;;
+  esac
+  if [ -n "$sub" ]; then
+    mkdir -p "$W/lib/$sub"
+    cp -L "$standins/nccl-2.27.3/libnccl.so.2" "$W/lib/$sub/libnccl.so.2"
     chmod -R a+rX "$W/lib"
   fi
   as=()
@@ -593,20 +600,29 @@ loader_check_agree|loader_check_hwcaps)
   secs=$(awk -v a="$t0" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
   expect_bounded
   expect_json '.ranks[0].loader_checks[0].name == "libnccl.so.2"' "no loader check made" '.ranks[0]'
-  if [ "$case_name" = loader_check_agree ]; then
-    expect_rc 0
-    expect_json ".ranks[0].loader_checks[0].loaded == \"$W/lib/libnccl.so.2\" and .ranks[0].loader_checks[0].emulated == .ranks[0].loader_checks[0].loaded" \
-      "the loader and the emulation should agree" '.ranks[0].loader_checks'
-    expect_json '[.findings[] | select(.code == "probe-loader-disagreement")] | length == 0' \
-      "a disagreement where there is none" '.findings[]'
-  else
-    if ! grep -q 'x86-64-v2 (supported' <(/lib64/ld-linux-x86-64.so.2 --help 2>/dev/null); then
-      skip "this loader does not list glibc-hwcaps x86-64-v2 as supported"
-    fi
-    expect_rc 0
-    expect_finding probe-loader-disagreement warning "gets $W/lib/glibc-hwcaps/x86-64-v2/libnccl.so.2 from the dynamic loader for libnccl.so.2"
-    expect_finding probe-loader-disagreement warning "emulation named $W/lib/libnccl.so.2"
-  fi
+  case $case_name in
+    loader_check_agree|loader_check_hwcaps)
+      want=$W/lib/libnccl.so.2
+      if [ "$case_name" = loader_check_hwcaps ]; then
+        grep -q 'x86-64-v2 (supported' <(/lib64/ld-linux-x86-64.so.2 --help 2>/dev/null) ||
+          skip "this loader does not list glibc-hwcaps x86-64-v2 as supported"
+        want=$W/lib/glibc-hwcaps/x86-64-v2/libnccl.so.2
+        # v3 and v4 are searched first when supported; nothing is there: v2 still wins.
+      fi
+      expect_rc 0
+      expect_json ".ranks[0].loader_checks[0].loaded == \"$want\" and .ranks[0].loader_checks[0].emulated == .ranks[0].loader_checks[0].loaded" \
+        "the loader and the emulation should agree on $want" '.ranks[0].loader_checks'
+      expect_json '[.findings[] | select(.code == "probe-loader-disagreement")] | length == 0' \
+        "a disagreement where there is none" '.findings[]'
+      ;;
+    *)
+      grep -q '^  tls (supported' <(/lib64/ld-linux-x86-64.so.2 --help 2>/dev/null) ||
+        skip "this loader does not search legacy tls/ subdirectories (glibc 2.37+)"
+      expect_rc 0
+      expect_finding probe-loader-disagreement warning "gets $W/lib/tls/libnccl.so.2 from the dynamic loader for libnccl.so.2"
+      expect_finding probe-loader-disagreement warning "emulation named $W/lib/libnccl.so.2"
+      ;;
+  esac
   show "$(jqr '.ranks[0].loader_checks[0] | "emulated \(.emulated), loaded \(.loaded)"')"
   ;;
 

@@ -14,6 +14,9 @@
 #                toolkit's NCCL in /usr/local/cuda-12.8/targets/sbsa-linux/lib
 #   shonly       no ld.so, an aarch64 /bin/sh: the architecture comes from it
 #   conflict     --arch amd64 on the arm64 tree, --arch riscv64: exit 2
+#   hwcaps       an x86_64 tree with a glibc-hwcaps/x86-64-v3 NCCL: both answers in the record
+#   multi-*      a two-platform index without --platform: both checked, one JSON, worst exit;
+#                an index entry its config contradicts: exit 2
 #
 # usage: run_arm64_test.sh PROBE VALIDATE_IMAGE STANDINS_DIR MK_LD_CACHE ARM64_LDSO WORKDIR
 set -euo pipefail
@@ -233,6 +236,19 @@ rc=0
 [ "$rc" = 2 ] || { cat "$work/vi-lie.txt" "$work/vi-lie.err" >&2; fail "validate-image lying config: exit $rc, expected 2"; }
 grep -q "disagree" "$work/vi-lie.err" || fail "validate-image lying config: $(cat "$work/vi-lie.err")"
 
+# --- glibc-hwcaps under --root: the image's CPU is unknown, so both answers are named -------------
+H=$work/hwcaps
+mkdir -p "$H/lib64"
+cp "$(realpath /lib64/ld-linux-x86-64.so.2)" "$H/lib64/ld-linux-x86-64.so.2"
+nccl_into "$standins/nccl-2.21.5" "$H/usr/lib/x86_64-linux-gnu"
+nccl_into "$standins/nccl-2.27.3" "$H/usr/lib/x86_64-linux-gnu/glibc-hwcaps/x86-64-v3"
+probe_root hwcaps 0
+jq_is "$work/hwcaps.json" '.ranks[0].nccl.version' 2.21.5
+jq_is "$work/hwcaps.json" '.ranks[0].nccl.depends_on_cpu | join(" | ")' \
+  "x86-64-v3: /usr/lib/x86_64-linux-gnu/glibc-hwcaps/x86-64-v3/libnccl.so.2 (NCCL 2.27.3) | otherwise: /usr/lib/x86_64-linux-gnu/libnccl.so.2"
+grep -q "depends on the CPU: x86-64-v3: /usr/lib/x86_64-linux-gnu/glibc-hwcaps/x86-64-v3/libnccl.so.2 (NCCL 2.27.3); otherwise: /usr/lib/x86_64-linux-gnu/libnccl.so.2" "$work/hwcaps.txt" ||
+  fail "hwcaps: the report does not name both answers: $(cat "$work/hwcaps.txt")"
+
 # --- a two-platform OCI index (docker buildx output): linux/amd64 and linux/arm64 -----------------
 X=$work/amd64tree
 mkdir -p "$X/lib64" "$X/usr/lib/x86_64-linux-gnu"
@@ -264,11 +280,30 @@ run_vi() { # run_vi NAME EXPECTED_EXIT ARGS...
   [ "$rc" = "$want" ] || { cat "$work/$name.txt" "$work/$name.err" >&2; fail "$name: exit $rc, expected $want"; }
   echo "ok $name (exit $rc)"
 }
-run_vi multi-default 0 --json "$work/md.json" "$work/multi.tar.gz"
-jq_is "$work/md.json" '.ranks[0].arch' x86_64
-jq_is "$work/md.json" '.ranks[0].nccl.version' 2.21.5
-grep -q "multi-platform index (linux/amd64, linux/arm64); checking linux/amd64; pick another with --platform" "$work/multi-default.err" ||
+# No --platform: every platform in one run, reported one after the other; one JSON report holds
+# both (findings, configurations and ranks tagged with their platform; `platforms` each
+# platform's exit code and own report); the rank reports are one per platform.
+run_vi multi-default 0 --json "$work/md.json" --rank-report "$work/md-rank.json" "$work/multi.tar.gz"
+grep -q "multi-platform index (linux/amd64, linux/arm64); checking every platform" "$work/multi-default.err" ||
   fail "multi-default: $(cat "$work/multi-default.err")"
+grep -q "^=== platform linux/amd64 ===" "$work/multi-default.txt" || fail "multi-default: no linux/amd64 section"
+grep -q "^=== platform linux/arm64 ===" "$work/multi-default.txt" || fail "multi-default: no linux/arm64 section"
+grep -q "multi.tar.gz \[linux/amd64\]" "$work/multi-default.txt" && grep -q "x86_64 image; NCCL 2.21.5" "$work/multi-default.txt" || fail "multi-default: $(cat "$work/multi-default.txt")"
+grep -q "aarch64 image; NCCL 2.28.9" "$work/multi-default.txt" || fail "multi-default: $(cat "$work/multi-default.txt")"
+grep -q "linux/amd64: pass; linux/arm64: pass (exit 0" "$work/multi-default.txt" || fail "multi-default summary: $(tail -n 2 "$work/multi-default.txt")"
+jq_is "$work/md.json" '.schema' denpex.report.v1
+jq_is "$work/md.json" '.verdict' pass
+jq_is "$work/md.json" '[.platforms[].platform] | join(",")' linux/amd64,linux/arm64
+jq_is "$work/md.json" '[.platforms[].exit_code] | join(",")' 0,0
+jq_is "$work/md.json" '.nranks' 2
+jq_is "$work/md.json" '.ranks[0].arch' x86_64
+jq_is "$work/md.json" '.ranks[0].platform' linux/amd64
+jq_is "$work/md.json" '.ranks[0].nccl.version' 2.21.5
+jq_is "$work/md.json" '.ranks[1].arch' aarch64
+jq_is "$work/md.json" '.ranks[1].nccl.version' 2.28.9
+jq_is "$work/md.json" '.platforms[1].report.ranks[0].system_nccl.version' 2.27.3
+jq_is "$work/md-rank.linux-amd64.json" '.arch' x86_64
+jq_is "$work/md-rank.linux-arm64.json" '.arch' aarch64
 run_vi multi-arm64 0 --platform linux/arm64 --json "$work/ma.json" "$work/multi.tar.gz"
 jq_is "$work/ma.json" '.ranks[0].arch' aarch64
 jq_is "$work/ma.json" '.ranks[0].system_nccl.version' 2.27.3
@@ -276,6 +311,31 @@ jq_is "$work/ma.json" '.ranks[0].nccl.version' 2.28.9
 run_vi multi-s390x 2 --platform linux/s390x "$work/multi.tar.gz"
 grep -q "no linux/s390x image in the index (it has: linux/amd64, linux/arm64)" "$work/multi-s390x.err" ||
   fail "multi-s390x: $(cat "$work/multi-s390x.err")"
+# The exit status is the worst over the platforms: the arm64 image rejected (no NCCL at all), the
+# amd64 one passes: 1, and the JSON says which. A buildx attestation entry (unknown/unknown) is
+# no platform.
+cp -r "$O" "$work/oci-bad"
+B=$work/arm64bad
+cp -a "$work/arm64" "$B"
+find "$B" -name 'libnccl.so*' -exec rm -f {} +
+m_bad=$(O=$work/oci-bad; manifest_for "$B" arm64)
+echo "{\"schemaVersion\":2,\"manifests\":[{\"digest\":\"$m_amd\",\"platform\":{\"architecture\":\"amd64\",\"os\":\"linux\"}},{\"digest\":\"$m_bad\",\"platform\":{\"architecture\":\"arm64\",\"os\":\"linux\"}},{\"digest\":\"$m_amd\",\"platform\":{\"architecture\":\"unknown\",\"os\":\"unknown\"}}]}" >"$work/oci-bad/index.json"
+tar -C "$work/oci-bad" -czf "$work/multi-bad.tar.gz" .
+run_vi multi-bad 1 --json "$work/mb.json" "$work/multi-bad.tar.gz"
+jq_is "$work/mb.json" '.verdict' reject
+jq_is "$work/mb.json" '[.platforms[] | "\(.platform)=\(.exit_code)"] | join(",")' linux/amd64=0,linux/arm64=1
+jq_is "$work/mb.json" '[.findings[] | select(.severity == "error") | .platform] | unique | join(",")' linux/arm64
+grep -q "linux/amd64: pass; linux/arm64: reject (exit 1" "$work/multi-bad.txt" || fail "multi-bad summary: $(tail -n 2 "$work/multi-bad.txt")"
+# --platform picks one: only it is checked.
+run_vi multi-bad-amd64 0 --platform linux/amd64 "$work/multi-bad.tar.gz"
+! grep -q "=== platform" "$work/multi-bad-amd64.txt" || fail "multi-bad-amd64 checked more than one platform"
+
+# An index that lists the arm64 manifest as linux/amd64: the index and the config disagree.
+echo "{\"schemaVersion\":2,\"manifests\":[{\"digest\":\"$m_arm\",\"platform\":{\"architecture\":\"amd64\",\"os\":\"linux\"}}]}" >"$work/oci-bad/index.json"
+tar -C "$work/oci-bad" -czf "$work/index-lie.tar.gz" .
+run_vi index-lie 2 "$work/index-lie.tar.gz"
+grep -q "the index and the image disagree" "$work/index-lie.err" || fail "index-lie: $(cat "$work/index-lie.err")"
+
 run_vi platform-dir 2 --platform linux/arm64 "$work/arm64"
 grep -q "not a multi-platform OCI image index" "$work/platform-dir.err" || fail "platform-dir: $(cat "$work/platform-dir.err")"
 

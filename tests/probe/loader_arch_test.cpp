@@ -110,8 +110,8 @@ TEST_CASE("without a readable ld.so the layout decides the default system direct
 TEST_CASE("cache entries apply only with the target machine's flags") {
   LdCache c;
   c.status = LdCacheStatus::ok;
-  c.entries = {{"libnccl.so.2", "/usr/lib/x86_64-linux-gnu/libnccl.so.2", 0x0303},
-               {"libnccl.so.2", "/usr/lib/aarch64-linux-gnu/libnccl.so.2", 0x0a03}};
+  c.entries = {{"libnccl.so.2", "/usr/lib/x86_64-linux-gnu/libnccl.so.2", 0x0303, ""},
+               {"libnccl.so.2", "/usr/lib/aarch64-linux-gnu/libnccl.so.2", 0x0a03, ""}};
   REQUIRE(find_in_cache(c, "libnccl.so.2", loader_arch_for(EM_AARCH64).cache_flags));
   CHECK(find_in_cache(c, "libnccl.so.2", 0x0a03)->path == "/usr/lib/aarch64-linux-gnu/libnccl.so.2");
   CHECK(find_in_cache(c, "libnccl.so.2", 0x0303)->path == "/usr/lib/x86_64-linux-gnu/libnccl.so.2");
@@ -173,14 +173,15 @@ TEST_CASE("the loader chain's RPATH: conda's python $ORIGIN/../lib beats LD_LIBR
   Requester rq{torch + "/lib/libtorch_cuda.so", &torch_cuda,
                {{torch + "/lib/libtorch_python.so", &torch_python},
                 {torch + "/_C.cpython-311-x86_64-linux-gnu.so", &c_ext},
-                {conda + "/bin/python3.11", &python}}};
+                {conda + "/bin/python3.11", &python}},
+               {}};
   Resolution r = resolve_library(env, "libnccl.so.2", rq);
   CHECK(r.status == LoadStatus::found);
   CHECK(r.path == conda + "/bin/../lib/libnccl.so.2");
   CHECK(r.origin == "rpath-of-loader");
 
   // Without the chain (what the probe modelled before): LD_LIBRARY_PATH.
-  Resolution alone = resolve_library(env, "libnccl.so.2", Requester{rq.path, &torch_cuda, {}});
+  Resolution alone = resolve_library(env, "libnccl.so.2", Requester{rq.path, &torch_cuda, {}, {}});
   CHECK(alone.path == s.path("llp/libnccl.so.2"));
 
   // A requester with DT_RUNPATH: no RPATH of its own or of its loaders applies.
@@ -211,7 +212,7 @@ TEST_CASE("$ORIGIN of a requester reached through a symlink is the symlink's dir
   REQUIRE(elf.rpath == std::vector<std::string>{"$ORIGIN/../../nvidia/nccl/lib"});
   LoaderEnv env = make_loader_env(FsView{}, "", "");
   Resolution via_link =
-      resolve_library(env, "libnccl.so.2", Requester{s.path("site/torch/lib/libtorch_cuda.so"), &elf, {}});
+      resolve_library(env, "libnccl.so.2", Requester{s.path("site/torch/lib/libtorch_cuda.so"), &elf, {}, {}});
   CHECK(via_link.status == LoadStatus::found);
   CHECK(via_link.origin == "rpath");
   CHECK(via_link.real_path == s.path("site/nvidia/nccl/lib/libnccl.so.2"));
@@ -264,8 +265,8 @@ TEST_CASE("DF_1_NODEFLIB: neither the cache nor the system directories for its d
   LoaderEnv env = make_loader_env(FsView{}, "", "");
   ElfInfo plain, nodeflib;
   nodeflib.flags_1 = DF_1_NODEFLIB;
-  CHECK(resolve_library(env, "libc.so.6", Requester{"/opt/x/libx.so", &plain, {}}).status ==
+  CHECK(resolve_library(env, "libc.so.6", Requester{"/opt/x/libx.so", &plain, {}, {}}).status ==
         LoadStatus::found);
-  Resolution r = resolve_library(env, "libc.so.6", Requester{"/opt/x/libx.so", &nodeflib, {}});
+  Resolution r = resolve_library(env, "libc.so.6", Requester{"/opt/x/libx.so", &nodeflib, {}, {}});
   CHECK(r.status == LoadStatus::not_found);
 }

@@ -127,7 +127,7 @@ int main(int argc, char** argv) {
       for (const auto& need : elf.needed) {
         auto it = got.find(need);
         if (it == got.end()) continue;  // satisfied by ld.so itself or listed by another name
-        Resolution r = resolve_library(env, need, Requester{rpath, &elf, {}});
+        Resolution r = resolve_library(env, need, Requester{rpath, &elf, {}, {}});
         std::string emu = r.status == LoadStatus::found ? real(r.real_path) : "";
         std::string real_loader = it->second.empty() ? "" : real(it->second);
         ++compared;

@@ -62,7 +62,7 @@ TEST_CASE("LD_LIBRARY_PATH wins over the cache; RPATH wins over LD_LIBRARY_PATH;
 
   std::string torch = s.path("wheel/torch/lib/libtorch_cuda.so");
   ElfInfo elf = read_elf(torch, false);
-  Resolution via_rpath = resolve_library(env, "libnccl.so.2", Requester{torch, &elf, {}});
+  Resolution via_rpath = resolve_library(env, "libnccl.so.2", Requester{torch, &elf, {}, {}});
   REQUIRE(via_rpath.status == LoadStatus::found);
   CHECK(via_rpath.origin == "rpath");
   CHECK(via_rpath.real_path == s.path("wheel/nvidia/nccl/lib/libnccl.so.2.27.3"));
@@ -71,7 +71,7 @@ TEST_CASE("LD_LIBRARY_PATH wins over the cache; RPATH wins over LD_LIBRARY_PATH;
   runpath.runpath = runpath.rpath;
   runpath.rpath.clear();
   runpath.has_runpath = true;
-  Resolution via_runpath = resolve_library(env, "libnccl.so.2", Requester{torch, &runpath, {}});
+  Resolution via_runpath = resolve_library(env, "libnccl.so.2", Requester{torch, &runpath, {}, {}});
   CHECK(via_runpath.origin == "LD_LIBRARY_PATH");
   (void)a;
   (void)b;
@@ -117,12 +117,12 @@ TEST_CASE("an NCCL preloaded by soname wins over PyTorch's RPATH") {
   ElfInfo elf = read_elf(torch, false);
 
   LoaderEnv plain = make_loader_env(FsView{}, "", s.path("llp"));
-  CHECK(resolve_library(plain, "libnccl.so.2", Requester{torch, &elf, {}}).origin == "rpath");
+  CHECK(resolve_library(plain, "libnccl.so.2", Requester{torch, &elf, {}, {}}).origin == "rpath");
 
   LoaderEnv env = make_loader_env(FsView{}, "libnccl.so.2", s.path("llp"));
   REQUIRE(env.preload.size() == 1);
   CHECK(env.preload[0].soname == "libnccl.so.2");
-  Resolution r = resolve_library(env, "libnccl.so.2", Requester{torch, &elf, {}});
+  Resolution r = resolve_library(env, "libnccl.so.2", Requester{torch, &elf, {}, {}});
   REQUIRE(r.status == LoadStatus::found);
   CHECK(r.origin == "LD_PRELOAD");
   CHECK(r.real_path == s.path("llp/libnccl.so.2.21.5"));
