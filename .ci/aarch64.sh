@@ -125,7 +125,7 @@ cp "$build/tests/standins/lib/cuda-stub/libcuda.so" "$cuda/targets/sbsa-linux/li
 ln -sfn targets/sbsa-linux/lib "$cuda/lib64"
 ln -sfn cuda-13.0 "$root/usr/local/cuda"
 in_root ldconfig
-in_root ldconfig -p | grep 'libnccl.so.2 (libc6,AArch64) => /usr/lib/aarch64-linux-gnu/libnccl.so.2' >/dev/null ||
+in_root ldconfig -p | grep 'libnccl.so.2 (libc6,AArch64) => .*/aarch64-linux-gnu/libnccl.so.2$' >/dev/null ||
   die "the stand-in NCCL is not in the arm64 root's loader cache"
 
 # The tests: Catch2 unit tests (their command runs the test binary with -w NoAssertions, or
