@@ -75,8 +75,13 @@ done
 phase "cross build"
 
 echo "=== aarch64: arm64 Debian 12 root"
+# Bind mounts left by a run that was killed before its cleanup: /dev, /sys and the checkout
+# must never be under the root when it is removed or re-populated.
+mounted_under_root() { awk -v r="$root/" 'index($2, r) == 1 {print $2}' /proc/mounts | sort -r; }
+for m in $(mounted_under_root); do umount -l "$m" 2>/dev/null || true; done
+[ -z "$(mounted_under_root)" ] || die "still mounted under $root: $(mounted_under_root | paste -sd' ')"
 if [ "$(cat "$root/.denpex-packages" 2>/dev/null)" != "$root_packages" ]; then
-  rm -rf "$root"
+  rm -rf --one-file-system "$root"
   echo "debootstrap --arch=arm64 --variant=minbase bookworm (+ $root_packages)"
   debootstrap --arch=arm64 --variant=minbase --include="$root_packages" \
     bookworm "$root" http://deb.debian.org/debian >"$work/debootstrap.log" 2>&1 ||
