@@ -64,9 +64,11 @@ grep -q '^flags:.*F' /proc/sys/fs/binfmt_misc/qemu-aarch64 ||
 phase "host packages, binfmt_misc"
 
 echo "=== aarch64: cross build (g++-aarch64-linux-gnu, -Werror, no MPI)"
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S "$src" -B "$build" -G Ninja -DCMAKE_TOOLCHAIN_FILE="$src/cmake/aarch64-linux-gnu.cmake" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDENPEX_WERROR=ON -DDENPEX_BUILD_MPI=OFF -DDENPEX_BUILD_BENCH=OFF \
-  $(command -v ccache >/dev/null && echo -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache) \
+  "${launcher[@]}" \
   >"$work/configure.log" 2>&1 || { cat "$work/configure.log"; die "cmake configure"; }
 cmake --build "$build" -j"$(nproc)" >"$work/build.log" 2>&1 || { tail -40 "$work/build.log"; die "build"; }
 for f in launch/denpex-probe tests/probe/probe_tests tests/standins/lib/nccl-linkstub/libnccl.so.2; do
