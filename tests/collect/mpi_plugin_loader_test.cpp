@@ -7,6 +7,8 @@
 #include <filesystem>
 
 #include "collect/mpi_plugin_loader.h"
+#include "probe/elf_file.h"
+#include "probe/loader_arch.h"
 
 using namespace denpex;
 namespace fs = std::filesystem;
@@ -23,16 +25,20 @@ std::string a_shared_library() {
   return info.dli_fname;
 }
 
-// An image-like root with the given libraries in /usr/lib/x86_64-linux-gnu.
+// This machine's multiarch library directory: usr/lib/x86_64-linux-gnu, usr/lib/aarch64-linux-gnu
+// (the suite also runs cross-built for aarch64, .ci/aarch64.sh).
+std::string lib_dir() { return "usr/lib/" + loader_arch_for(host_machine()).triplet; }
+
+// An image-like root with the given libraries in /usr/lib/<multiarch>.
 struct Root {
   fs::path dir;
   explicit Root(std::initializer_list<const char*> libs) {
     std::string tmpl = (fs::temp_directory_path() / "denpex-mpi-root.XXXXXX").string();
     dir = ::mkdtemp(&tmpl[0]);
-    fs::create_directories(dir / "usr/lib/x86_64-linux-gnu");
+    fs::create_directories(dir / lib_dir());
     fs::create_directories(dir / "etc");
     const std::string lib = a_shared_library();
-    for (const char* l : libs) fs::copy_file(lib, dir / "usr/lib/x86_64-linux-gnu" / l);
+    for (const char* l : libs) fs::copy_file(lib, dir / lib_dir() / l);
   }
   ~Root() { fs::remove_all(dir); }
   LoaderEnv env(const std::string& ld_library_path = "") const {
@@ -61,7 +67,7 @@ TEST_CASE("the MPI whose library the environment resolves, in the loader's order
     REQUIRE(c.status == MpiChoiceStatus::found);
     CHECK(c.abi == MpiAbi::mpich);
     CHECK(c.soname == "libmpich.so.12");
-    CHECK(c.library == "/usr/lib/x86_64-linux-gnu/libmpich.so.12");
+    CHECK(c.library == "/" + lib_dir() + "/libmpich.so.12");
   }
   SECTION("both installed, srun --mpi=pmix: Open MPI") {
     Root root({"libmpich.so.12", "libmpi.so.40"});

@@ -17,6 +17,9 @@ skip() { echo "SKIP: $*" >&2; exit 77; }
 # where nvcc's toolkit keeps it; "" / a missing file when absent.
 REAL_NCCL=$({ /sbin/ldconfig -p 2>/dev/null || ldconfig -p 2>/dev/null; } |
   sed -n 's/^[[:space:]]*libnccl\.so\.2 (.*) => //p' | head -1)
+# The file ld.so maps for it, which the probe reports: NVIDIA's packages (and Debian-layout arm64
+# nodes) install libnccl.so.2 as a symlink to libnccl.so.2.X.Y.
+[ -z "$REAL_NCCL" ] || REAL_NCCL=$(readlink -f "$REAL_NCCL")
 CUDA_STUB=${CUDA_HOME:-/usr/local/cuda}/lib64/stubs/libcuda.so
 
 new_scratch() {

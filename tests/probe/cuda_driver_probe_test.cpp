@@ -92,7 +92,7 @@ CudaDriverInfo static_driver(const Scratch& s) {
   return probe_rank(o).cuda_driver;
 }
 
-const char* kImageLib = "usr/lib/x86_64-linux-gnu";
+const std::string kImageLib = image_lib_dir();
 
 }  // namespace
 

@@ -31,7 +31,7 @@ TEST_CASE("the real NCCL 2.28.9 is found through the loader cache and confirmed 
   REQUIRE_FALSE(real_nccl().empty());  // run only where the loader cache has one (tests/run_catch.sh)
   NcclInfo n = probe_system_nccl(context(""), nullptr);
   CHECK(n.status == NcclStatus::ok);
-  CHECK(n.path == real_nccl());
+  CHECK(n.path == real_nccl_file());
   CHECK(n.version == "2.28.9");
   CHECK(n.version_code == 22809);
   CHECK(n.cuda_build == "13.0");
@@ -99,13 +99,13 @@ TEST_CASE("broken NCCLs are unloadable and say why in plain words") {
   std::string arm = s.copy(standin("nccl-2.21.5/libnccl.so.2.21.5"), "arm/libnccl.so.2");
   {
     std::fstream f(arm, std::ios::in | std::ios::out | std::ios::binary);
-    uint16_t aarch64 = EM_AARCH64;
+    uint16_t other = other_machine();
     f.seekp(18);
-    f.write(reinterpret_cast<const char*>(&aarch64), 2);
+    f.write(reinterpret_cast<const char*>(&other), 2);
   }
   NcclInfo a = probe_system_nccl(isolated_context(s.path("arm")), nullptr);
   CHECK(a.status == NcclStatus::unloadable);
-  CHECK(a.error.find("built for aarch64, this is x86_64") != std::string::npos);
+  CHECK(a.error.find(other_machine_reason()) != std::string::npos);
 
   ::mkdir(s.path("dir").c_str(), 0755);
   ::mkdir(s.path("dir/libnccl.so.2").c_str(), 0755);
@@ -146,7 +146,7 @@ TEST_CASE("as root, a library in a directory others can write is read, never loa
 
 TEST_CASE("read statically, a libnccl without ncclGetVersion is unloadable too") {
   Scratch s;
-  s.copy(standin("nccl-no-getversion/libnccl.so.2"), "img/usr/lib/x86_64-linux-gnu/libnccl.so.2");
+  s.copy(standin("nccl-no-getversion/libnccl.so.2"), "img/" + image_lib_dir() + "/libnccl.so.2");
   ProbeContext ctx = isolated_context("");
   ctx.loader = make_loader_env(FsView{s.path("img")}, "", "");
   ctx.loader.cache = LdCache{};
@@ -157,7 +157,7 @@ TEST_CASE("read statically, a libnccl without ncclGetVersion is unloadable too")
   CHECK(n.static_version == "2.21.5");
 
   // A real one in the same place is read statically, not called unloadable.
-  s.install_nccl("nccl-2.21.5", "img2/usr/lib/x86_64-linux-gnu");
+  s.install_nccl("nccl-2.21.5", "img2/" + image_lib_dir());
   ctx.loader = make_loader_env(FsView{s.path("img2")}, "", "");
   ctx.loader.cache = LdCache{};
   NcclInfo ok = probe_system_nccl(ctx, nullptr);

@@ -5,6 +5,7 @@
 // base must be trusted: the build tree when it is, otherwise a directory under /run.
 #pragma once
 
+#include <elf.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,6 +16,8 @@
 #include <map>
 #include <string>
 
+#include "probe/elf_file.h"
+#include "probe/loader_arch.h"
 #include "probe/probe.h"
 #include "probe/probe_context.h"
 #include "probe/trust.h"
@@ -129,6 +132,33 @@ inline std::string real_nccl() {
     if (!found.empty()) break;
   }
   return found;
+}
+
+// The file ld.so maps for real_nccl() (the cache may name a symlink, as NVIDIA's packages install
+// libnccl.so.2 -> libnccl.so.2.X.Y): the path the probe reports. "" if the cache has none.
+inline std::string real_nccl_file() {
+  std::string named = real_nccl();
+  if (named.empty()) return "";
+  char* real = ::realpath(named.c_str(), nullptr);
+  std::string file = real ? real : named;
+  std::free(real);
+  return file;
+}
+
+// The suite runs as x86_64 and, cross-built, as aarch64 under qemu (.ci/aarch64.sh). The
+// stand-ins are built for this machine: "another machine" is the other of the two, and an image
+// tree without a loader is read with this machine's multiarch directory.
+inline uint16_t other_machine() {
+  return denpex::host_machine() == EM_AARCH64 ? uint16_t(EM_X86_64) : uint16_t(EM_AARCH64);
+}
+// What the loader says of a file built for other_machine(): "built for aarch64, this is x86_64".
+inline std::string other_machine_reason() {
+  return "built for " + denpex::machine_name(other_machine()) + ", this is " +
+         denpex::machine_name(denpex::host_machine());
+}
+// "usr/lib/x86_64-linux-gnu" on x86_64, "usr/lib/aarch64-linux-gnu" on aarch64.
+inline std::string image_lib_dir() {
+  return "usr/lib/" + denpex::loader_arch_for(denpex::host_machine()).triplet;
 }
 
 // The CUDA toolkit's libcuda.so stub: under $CUDA_HOME, else /usr/local/cuda, as nvcc finds it;

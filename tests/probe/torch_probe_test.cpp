@@ -58,7 +58,7 @@ TEST_CASE("a wheel NCCL 2.21.5 beside the system 2.28.9 is what PyTorch gets") {
   CHECK(r.torch.bundled.version == "2.21.5");
   if (!real_nccl().empty()) {
     CHECK(r.system_nccl.version == "2.28.9");
-    CHECK(r.system_nccl.path == real_nccl());
+    CHECK(r.system_nccl.path == real_nccl_file());
   }
   // The wheel appears among the candidates, with its origin.
   bool listed = false;
