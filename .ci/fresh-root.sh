@@ -32,8 +32,13 @@ bind() {  # bind SRC DST [ro]  (recursive: /sys brings /sys/fs/cgroup, which slu
   if [ "${3:-}" = ro ]; then mount -o remount,bind,ro "$2"; fi
 }
 
+# Bind mounts a killed earlier run left inside the root (/proc, /sys, /dev, the toolkit) go
+# first: `rm -rf` through them would delete the host's files.
+for m in $(awk -v r="$root/" 'index($2, r) == 1 {print $2}' /proc/mounts | sort -r); do
+  umount -l "$m" 2>/dev/null || true
+done
 if [ ! -x "$root/usr/bin/cmake" ]; then
-  rm -rf "$root"
+  rm -rf --one-file-system "$root"
   echo "fresh-root: debootstrap bookworm (minbase + build-essential cmake git python3)"
   debootstrap --variant=minbase --include=build-essential,cmake,git,python3,ca-certificates \
     bookworm "$root" http://deb.debian.org/debian >"$work/debootstrap.log" 2>&1 ||

@@ -7,6 +7,18 @@
 bullseye_mirror=${DENPEX_BULLSEYE_MIRROR:-http://deb.debian.org/debian}
 bullseye_mounts=()
 
+# bullseye_remove DIR...: removes roots, first undoing any mount a killed earlier run left in
+# them (/proc, /sys, /dev): `rm -rf` through a bind mount would delete the host's files.
+bullseye_remove() {
+  local d m
+  for d in "$@"; do
+    for m in $(awk -v r="$d/" 'index($2, r) == 1 {print $2}' /proc/mounts | sort -r); do
+      umount -l "$m" 2>/dev/null || true
+    done
+    rm -rf --one-file-system "$d"
+  done
+}
+
 # bullseye_minbase DIR: DIR is a pristine minbase bullseye root afterwards. DIR.done marks a
 # complete one, so an interrupted debootstrap is redone, not reused.
 bullseye_minbase() {
@@ -14,7 +26,7 @@ bullseye_minbase() {
   if [ -e "$dir.done" ] && [ -x "$dir/bin/bash" ]; then return 0; fi
   command -v debootstrap >/dev/null ||
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null; }
-  rm -rf "$dir" "$dir.done"
+  bullseye_remove "$dir" "$dir.done"
   echo "bullseye-root: debootstrap --variant=minbase bullseye $dir ($bullseye_mirror)"
   if ! debootstrap --variant=minbase bullseye "$dir" "$bullseye_mirror" >"$dir.log" 2>&1; then
     tail -20 "$dir.log" >&2
@@ -27,7 +39,7 @@ bullseye_minbase() {
 # bullseye_copy SRC DST: DST becomes a fresh copy of the root SRC (hard links would let a change
 # in one show in the other); an interrupted copy never leaves a DST behind.
 bullseye_copy() {
-  rm -rf "$2" "$2.partial"
+  bullseye_remove "$2" "$2.partial"
   cp -a "$1" "$2.partial"
   mv "$2.partial" "$2"
 }

@@ -11,7 +11,7 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 mkdir "$dir/traces"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-timeout 120 mpirun -np 4 --oversubscribe -x LD_PRELOAD="$lib" -x DENPEX_TRACE_DIR="$dir/traces" \
+timeout -k 10 120 mpirun -np 4 --oversubscribe -x LD_PRELOAD="$lib" -x DENPEX_TRACE_DIR="$dir/traces" \
   "$loop" "$variant" "$k" >"$dir/mpirun.log" 2>&1
 rc=$?
 if [ $rc -ne 0 ]; then echo "FAIL: mpirun exited $rc"; tail -20 "$dir/mpirun.log"; exit 1; fi

@@ -13,7 +13,7 @@ command -v mpirun >/dev/null || skip "mpirun not installed"
 mpi() {
   local out=$1 want=$2; shift 2
   local rc=0
-  timeout 120 mpirun "$@" >"$out.txt" 2>"$out.err" || rc=$?
+  timeout -k 10 120 mpirun "$@" >"$out.txt" 2>"$out.err" || rc=$?
   # Debian 12's Open MPI 4.1.4 mpirun sometimes segfaults in PMIx_server_finalize while
   # tearing down a job whose rank it had to kill; every rank had already exited with the
   # verdict, so that crash is the launcher's, not ours.

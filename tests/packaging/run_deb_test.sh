@@ -58,7 +58,7 @@ got=$("$work/root/usr/bin/denpex-probe" --version)
 # exit 2 of a missing transport plugin.
 if command -v mpirun >/dev/null; then
   rc=0
-  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 \
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout -k 10 120 \
     mpirun -np 1 "$work/root/usr/bin/denpex-probe" -q --timeout 30 >"$work/mpirun.out" 2>&1 || rc=$?
   [ "$rc" = 0 ] || [ "$rc" = 1 ] || { cat "$work/mpirun.out" >&2; fail "mpirun -np 1 of the packaged denpex-probe exited $rc"; }
 fi

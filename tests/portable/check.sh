@@ -143,7 +143,7 @@ if [ "$rc" = 0 ]; then ok "denpex-validate-image --help"
 else fail "denpex-validate-image --help: exit $rc"; show validate; fi
 
 bullseye_unmount
-rm -rf "$root"
+bullseye_remove "$root"
 
 echo "--- 4. MPI mode on this host: the plugins (built against Debian 11's MPI headers) with its MPIs"
 # One job of N ranks must print one N-rank report, under Open MPI's mpirun and MPICH's
