@@ -6,7 +6,10 @@ cd "$(dirname "$0")/.."
 build=${1:-build}
 n=${2:-4}
 tools/install-deps.sh
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# The same flags as tools/test.sh (CI: warnings are errors), so running both reuses one build.
+werror=OFF
+[ "${CI:-}" = true ] && werror=ON
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDENPEX_WERROR="$werror" >/dev/null
 cmake --build "$build" -j"$(nproc)" --target denpex-probe
 # Open MPI refuses root unless told; this machine has fewer cores than ranks.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
