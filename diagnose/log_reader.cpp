@@ -572,8 +572,11 @@ void LogReader::nccl_record(std::string_view rec, const LineLabel& lab, FileStat
     if (!commid.empty()) in.id = std::string(commid);
     else if (!parent.empty()) in.id = fmt::format("{}/split{}/color{}", parent, number_after(body, "splitCount "), number_after(body, "color "));
     if (has(body, "Init COMPLETE") || !init_.count({proc, ptr})) init_[{proc, ptr}] = in;
-    auto& w = widest_init_[proc];
-    if (in.nranks > w.first) w = {in.nranks, in.rank};
+    // A line whose process could not be told (proc < 0) names no process to give a rank to.
+    if (proc >= 0) {
+      auto& w = widest_init_[proc];
+      if (in.nranks > w.first) w = {in.nranks, in.rank};
+    }
     return;
   }
 
@@ -1247,13 +1250,14 @@ void LogReader::finish() {
   // its rank there is the job-wide rank (the world communicator is the widest).
   if (!tasks_are_nodes_)
     for (const auto& [task, procs] : task_procs_)
-      if (procs.size() == 1) {
+      if (procs.size() == 1 && valid_process(*procs.begin())) {
         Process& p = processes[static_cast<size_t>(*procs.begin())];
         if (p.rank < 0) p.rank = task;
       }
   int world = 0;
   for (const auto& kv : widest_init_) world = std::max(world, kv.second.first);
   for (const auto& kv : widest_init_) {
+    if (!valid_process(kv.first)) continue;
     Process& p = processes[static_cast<size_t>(kv.first)];
     if (p.rank < 0 && kv.second.first == world && world > 1) {
       p.rank = kv.second.second;

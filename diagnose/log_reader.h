@@ -76,6 +76,10 @@ class LogReader {
   bool block_line(std::string_view text, const LineLabel& lab, FileState& st);
   int process_for(const LineLabel& lab, std::string_view host, long long pid);
   Who who_of(int proc) const;
+  // True when `proc` indexes `processes` (-1 means the line named no process).
+  bool valid_process(int proc) const {
+    return proc >= 0 && static_cast<size_t>(proc) < processes.size();
+  }
   Evidence evidence(const FileState& st, std::string_view text) const;
   void bad(const FileState& st, std::string_view text);
 

@@ -160,3 +160,19 @@ TEST_CASE("NCCL RAS's outlier behind the others is the rank that never launched 
   REQUIRE(d.blame.found);
   CHECK(d.blame.initiating.ranks == std::vector<int>{5});
 }
+
+TEST_CASE("an Init line whose process cannot be told is read without indexing a process (fuzz seed 750918002)") {
+  // libFuzzer found that an Init COMPLETE record on a line that names no process (proc -1)
+  // was kept for the end-of-input rank resolution, which then indexed processes[-1].
+  LogReader r;
+  r.read_text(std::string(
+      "a:1:1 [0] NCCL INFO comm 0x10 rank 0 nranks 2 cudaDev 0 busId 1000 commId 0xab - Init COMPLETE\n"
+      "b\x9f" ":2:2 [1] NCCL INFO comm 0x20 rank 1 nranks 2 cudaDev 1 busId 2000 commId 0xab - Init COMPLETE\n"
+      "a:1:1 [0] NCCL INFO AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x1 count 8 datatype 7 op 0 root 0 comm 0x10 [nranks=2] stream 0x1b:2:2 [1] NCCL INFO A opCount 1 sendbuff 0x1 recvbuff 0x1 coun$\n"
+      " 8 datatype 0 op 0 root 0 comm 0x10 [nranks=2] stream 0x1\n"),
+      "fuzz.log");
+  r.finish();
+  for (const auto& p : r.processes) CHECK(p.rank < 2);
+  Diagnosis d = diagnose(r);
+  CHECK(d.exit_code >= 1);
+}
