@@ -35,9 +35,10 @@ std::vector<std::string> host_cpu_hwcaps();
 // 16 MB).
 bool ldso_has_glibc_hwcaps(const std::string& host_file);
 
-// The subdirectories for `arch`. `ldso_host_file` is the target's ld.so ("" when none was read:
-// then a glibc 2.33+ loader is assumed possible); `live` says the target CPU is this one.
-Hwcaps hwcaps_for(const LoaderArch& arch, const std::string& ldso_host_file, bool live);
+// The subdirectories for `arch`. `ldso_may_search_hwcaps` is what the target's ld.so says
+// (SystemDirs::glibc_hwcaps_possible: true when none was read, a glibc 2.33+ loader being
+// possible); `live` says the target CPU is this one.
+Hwcaps hwcaps_for(const LoaderArch& arch, bool ldso_may_search_hwcaps, bool live);
 
 // "glibc-hwcaps/x86-64-v3"
 std::string hwcaps_subdir(const std::string& name);

@@ -97,17 +97,12 @@ LoaderEnv make_loader_env(const FsView& fs, const std::string& ld_preload,
   env.system_dirs = std::move(sd.dirs);
   env.system_dirs_from = std::move(sd.from);
   env.dst_lib = std::move(sd.dst_lib);
+  env.hwcaps = hwcaps_for(env.arch, sd.glibc_hwcaps_possible, !env.image);
   // The main program's $ORIGIN is the directory of its real file (glibc: /proc/self/exe).
   const std::string program_dir =
       program && !program->path.empty() ? dir_name(program->path) : "";
   env.library_path = expand_library_path(split_library_path(ld_library_path), program_dir,
                                          env.dst_lib, env.arch.platform);
-  std::string ldso_file;
-  if (!env.system_dirs_from.empty() && env.system_dirs_from[0] == '/') {
-    Resolved l = resolve(fs, env.system_dirs_from);
-    if (l.status == ResolveStatus::ok) ldso_file = host_path(fs, l.path);
-  }
-  env.hwcaps = hwcaps_for(env.arch, ldso_file, !env.image);
   if (fs.root == "/" || fs.root.empty()) {
     char buf[PATH_MAX];
     if (::getcwd(buf, sizeof buf)) env.cwd = buf;

@@ -65,27 +65,8 @@ bool looks_like_system_dir(const char* s, size_t n) {
   return has_lib;
 }
 
-}  // namespace
-
-std::vector<std::string> ldso_builtin_dirs(const std::string& host_file) {
-  constexpr off_t kMax = 16 << 20;
-  int fd = ::open(host_file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) return {};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > kMax || st.st_size < 64) {
-    ::close(fd);
-    return {};
-  }
-  std::string b(static_cast<size_t>(st.st_size), '\0');
-  size_t got = 0;
-  while (got < b.size()) {
-    ssize_t n = ::read(fd, &b[got], b.size() - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<size_t>(n);
-  }
-  ::close(fd);
-  b.resize(got);
+// ld.so's built-in directory list in the bytes `b` of its binary (see ldso_builtin_dirs).
+std::vector<std::string> builtin_dirs_in(const std::string& b) {
   // The first run of at least two such strings, each NUL-terminated and right after a NUL.
   for (size_t i = 1; i < b.size(); ++i) {
     if (b[i] != '/' || b[i - 1] != '\0') continue;
@@ -102,14 +83,49 @@ std::vector<std::string> ldso_builtin_dirs(const std::string& host_file) {
   return {};
 }
 
+}  // namespace
+
+LdsoFacts read_ldso(const std::string& host_file) {
+  constexpr off_t kMax = 16 << 20;
+  LdsoFacts f;
+  int fd = ::open(host_file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return f;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > kMax) {
+    ::close(fd);
+    return f;
+  }
+  std::string b(static_cast<size_t>(st.st_size), '\0');
+  size_t got = 0;
+  while (got < b.size()) {
+    ssize_t n = ::read(fd, &b[got], b.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  b.resize(got);
+  f.read = true;
+  f.has_glibc_hwcaps = b.find("glibc-hwcaps") != std::string::npos;
+  if (st.st_size >= 64) f.builtin_dirs = builtin_dirs_in(b);
+  return f;
+}
+
+std::vector<std::string> ldso_builtin_dirs(const std::string& host_file) {
+  return read_ldso(host_file).builtin_dirs;
+}
+
+
 SystemDirs system_dirs_for(const FsView& fs, const LoaderArch& arch) {
   SystemDirs s;
   for (const auto& ldso : arch.ldso_paths) {
     Resolved r = resolve(fs, ldso);
     if (r.status != ResolveStatus::ok) continue;
-    s.dirs = ldso_builtin_dirs(host_path(fs, r.path));
+    LdsoFacts facts = read_ldso(host_path(fs, r.path));
+    s.dirs = std::move(facts.builtin_dirs);
     if (!s.dirs.empty()) {
       s.from = ldso;
+      s.glibc_hwcaps_possible = facts.has_glibc_hwcaps;
       break;
     }
   }

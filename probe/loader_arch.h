@@ -37,6 +37,17 @@ uint16_t machine_for_arch_name(const std::string& name);
 // Empty when the file cannot be read (at most 16 MB) or holds no such list. Never runs it.
 std::vector<std::string> ldso_builtin_dirs(const std::string& host_file);
 
+// What the probe reads from the target's ld.so, in one read of its file (at most 16 MB, never
+// run): the built-in directories (as ldso_builtin_dirs) and whether it searches glibc-hwcaps
+// subdirectories (the "glibc-hwcaps" literal: glibc 2.33+). `read` is false, and the rest empty,
+// when the file cannot be read.
+struct LdsoFacts {
+  bool read = false;
+  std::vector<std::string> builtin_dirs;
+  bool has_glibc_hwcaps = false;
+};
+LdsoFacts read_ldso(const std::string& host_file);
+
 // The system directories and $LIB for `arch` in the tree: from the tree's own ld.so when it can
 // be read (`*from` names it), otherwise the glibc defaults for the layout the tree has (Debian
 // multiarch when /usr/lib/<triplet> exists, lib64 otherwise; `*from` says "default ...").
@@ -44,6 +55,9 @@ struct SystemDirs {
   std::vector<std::string> dirs;
   std::string dst_lib;   // $LIB: "lib/x86_64-linux-gnu" (Debian), "lib64" (RHEL)
   std::string from;      // "/lib/ld-linux-aarch64.so.1" or "default for aarch64 (no ld.so read)"
+  // Whether ld.so may search glibc-hwcaps subdirectories: what the ld.so named in `from` holds;
+  // true (possible) when no ld.so was read.
+  bool glibc_hwcaps_possible = true;
 };
 SystemDirs system_dirs_for(const FsView& fs, const LoaderArch& arch);
 

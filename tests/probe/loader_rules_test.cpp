@@ -227,7 +227,7 @@ TEST_CASE("under --root the CPU is unknown: every glibc-hwcaps answer is listed,
   CHECK(resolve_library(old_env, "libnccl.so.2", Requester{}).cpu_alternatives.empty());
 
   // aarch64 (glibc 2.36): no names, nothing depends on the CPU.
-  CHECK(hwcaps_for(loader_arch_for(EM_AARCH64), "", false).mode == HwcapsMode::none);
+  CHECK(hwcaps_for(loader_arch_for(EM_AARCH64), true, false).mode == HwcapsMode::none);
 }
 
 TEST_CASE("$ORIGIN in LD_LIBRARY_PATH is the main program's directory, as ld.so expands it") {
