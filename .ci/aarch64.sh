@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The probe on aarch64 (GH200, GB200 hosts), tested on this x86_64 machine (issue 12 item 5):
+# The probe on aarch64 (GH200, GB200 hosts), tested on this x86_64 machine:
 #   1. installs (once) Debian's cross compiler g++-aarch64-linux-gnu, the :arm64 dev package
 #      libfmt-dev:arm64 (arm64 added as a foreign dpkg architecture: only this script does it),
 #      qemu-user-static with its binfmt_misc entry, and debootstrap;

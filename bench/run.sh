@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The benchmarks of issue 7, side by side with their floors, in one command:
+# The benchmarks, side by side with their floors, in one command:
 #
 #   bench/run.sh [BUILD_DIR]          (default ./build)
 #   bench/run.sh --quick [BUILD_DIR]  (CI: every benchmark once, at small sizes; fails when one
@@ -197,7 +197,7 @@ if [ -s "$TMP/template.json" ]; then
   js=$(awk '$1 == "total_judging" { print $2 }' "$TMP/judge$small.txt")
   jr=$(awk '$1 == "peak_rss_kb" { print $2 }' "$TMP/judge$JUDGE_RANKS.txt")
   row "judge+report $JUDGE_RANKS ranks (ms)" "$(calc "$jt" 1)" "-" "-" "measured" "info"
-  # Issue 7 asks for this to be measured, not bounded: folding host names and sorting ranks
+  # Measured, not bounded: folding host names and sorting ranks
   # are n log n, so 10x the ranks costs about 10 x log(10n)/log(n) ~ 12x here.
   row "judge+report ${JUDGE_RANKS}/${small} time" "$(calc "$jt / $js" 2)x" "10x" "$(calc "$jt / $js / 10" 2)" "measured (n log n)" "info"
   detail "judge simulation, $JUDGE_RANKS ranks on $((JUDGE_RANKS / 8)) hosts, 3 configurations, 2 missing ranks (median of 3 runs; peak RSS $jr KB):"
@@ -212,7 +212,7 @@ if [ -s "$TMP/template.json" ]; then
   bpr=$(awk '$1 == "bytes_per_rank" { print $2 }' "$TMP/rootsim.txt")
   peak=$(awk '$1 == "peak_rss_kb" { print $2 }' "$TMP/rootsim.txt")
   hb=$(awk '$1 == "ranks" { print $8 }' "$TMP/rootsim.txt")
-  # Issue 11: O(N x (8 + host name) + K x record); before it, N x 1,032 bytes were preallocated.
+  # O(N x (8 + host name) + K x record): rank 0 keeps a digest and a host index per rank.
   bound=$((8 + hb + 32))
   row "rank 0 memory, $JUDGE_RANKS ranks (bytes/rank)" "$bpr" "$bound" "$(calc "$bpr / $bound" 2)" "<= 8 + host + 32" "$(verdict "$bpr" "$bound")"
   detail "rank 0 collect() simulated: $JUDGE_RANKS ranks on $((JUDGE_RANKS / 8)) hosts ($hb-byte names), 3 configurations: peak RSS $peak KB, $bpr bytes per rank over the process's start; $(awk '$1 == "collect_ms" { print $2 }' "$TMP/rootsim.txt") ms"
@@ -228,7 +228,7 @@ for i in 1 2 3; do
   awk '$1 == "traced" { print $2 }' "$TMP/t.txt" >>"$TMP/trace_direct.txt"
   DENPEX_TRACE_DIR=$TMP/trace LD_PRELOAD=$TRACE_LIB "$TRACE_BENCH" "$TRACE_CALLS" >"$TMP/t.txt" 2>/dev/null || trace_ok=0
   awk '$1 == "traced" { print $2 }' "$TMP/t.txt" >>"$TMP/trace_traced.txt"
-  # Same process, same moment: traced minus direct (issue 14's figure, crash-safe ring on).
+  # Same process, same moment: traced minus direct (the crash-safe ring on).
   awk '$1 == "overhead" { print $2 }' "$TMP/t.txt" >>"$TMP/trace_overhead.txt"
   rm -rf "$TMP/trace"/*
 done

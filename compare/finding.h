@@ -1,5 +1,5 @@
 // A finding: one thing wrong (or worth knowing) about a job, the ranks and hosts it blames, and
-// how to fix it. Codes and JSON shape: ../shared/CONTRACT.md "Finding codes".
+// how to fix it. Codes: compare/finding_codes.h; JSON shape: the contract's "Finding codes".
 #pragma once
 
 #include <string>

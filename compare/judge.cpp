@@ -188,10 +188,9 @@ void driver_rules(const ConfigGroup& g, const JudgeOptions& options, LocalFindin
                  "NVIDIA container toolkit (--gpus, --runtime=nvidia) so the host's driver is "
                  "mounted"});
   }
-  // Hostile-input fix (issue 6): a driver library that is there but unusable (dlopen failed,
-  // cuDriverGetVersion hung or crashed and was cut off) gave no finding at all, so the node
-  // passed as if its driver worked. Judged like a missing driver: a node without a usable
-  // driver is a warning, an error with --require-gpu.
+  // A driver library that is there but unusable (dlopen failed, cuDriverGetVersion hung or
+  // crashed and was cut off) must not pass as if it worked. Judged like a missing driver: a
+  // node without a usable driver is a warning, an error with --require-gpu.
   if (d.status == DriverStatus::error) {
     std::string why = d.error.empty() ? "unknown reason" : d.error;
     out->add(g, {FindingCode::cuda_driver_unusable,
@@ -312,9 +311,9 @@ void driver_rules(const ConfigGroup& g, const JudgeOptions& options, LocalFindin
     judge_build(fmt::format("PyTorch {}", r.torch.version), r.torch.cuda);
 }
 
-// Hostile-input fix (issue 6): a PyTorch whose version cannot be read (version.py empty,
-// binary or huge; libtorch_cuda.so not an ELF) gave no finding and the report said "no torch",
-// so ranks with a broken PyTorch passed unnoticed and took no part in torch-version-mismatch.
+// A PyTorch whose version cannot be read (version.py empty, binary or huge; libtorch_cuda.so
+// not an ELF) is not "no torch": without a finding, ranks with a broken PyTorch would pass
+// unnoticed and take no part in torch-version-mismatch.
 void torch_rules(const ConfigGroup& g, LocalFindings* out) {
   const TorchInfo& t = g.record.torch;
   if (t.status != TorchStatus::error) return;
@@ -339,7 +338,7 @@ void untrusted_rule(const ConfigGroup& g, LocalFindings* out) {
                "or others (chown root, chmod go-w), or remove them"});
 }
 
-// Issue 11 items 3, 6, 7: what the probe could not find out, or found its own emulation
+// What the probe could not find out, or found its own emulation
 // wrong about, is said as such, never silently dropped nor turned into a verdict on the job.
 void probe_self_rules(const ConfigGroup& g, LocalFindings* out) {
   const RankRecord& r = g.record;

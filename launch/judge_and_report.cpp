@@ -67,7 +67,7 @@ int judge_and_report(const Options& o, const Baseline* baseline, JobResult job) 
   }
   std::string error;
   // Non-UTF-8 bytes (a library path, an NCCL_* value) become U+FFFD rather than an exception
-  // that aborted the probe (issue 6).
+  // that would abort the probe.
   if (!o.json_path.empty() &&
       !write_file_atomically(o.json_path,
                        report_json(report).dump(2, ' ', false,

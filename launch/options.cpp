@@ -111,7 +111,7 @@ ParseStatus parse_options(int argc, char** argv, Options* out) {
     return ParseStatus::usage;
   }
   // Options that only mean something for a live probe must not be accepted and then ignored
-  // by the offline subcommands (issue 11).
+  // by the offline subcommands.
   if (out->mode == RunMode::collectives || out->mode == RunMode::diagnose) {
     const char* sub = out->mode == RunMode::collectives ? "collectives" : "diagnose";
     std::vector<std::pair<const char*, bool>> unused = {

@@ -1,4 +1,4 @@
-// The command line of ../shared/CONTRACT.md, parsed with CLI11 into one plain struct.
+// The command line of the contract, parsed with CLI11 into one plain struct.
 #pragma once
 
 #include <string>

@@ -72,7 +72,7 @@ bool write_rank_report(const Options& o, const RankRecord& r) {
   // An image's record is named "image <name>"; %h stays this machine's name in a path.
   const bool image = r.host.rfind(kImageHostPrefix, 0) == 0;
   std::string path = expand_report_path(o.rank_report, r.rank, image ? host_name() : r.host);
-  // Non-UTF-8 bytes become U+FFFD rather than an exception (issue 6; see configuration_json).
+  // Non-UTF-8 bytes become U+FFFD rather than an exception (see configuration_json).
   const std::string text =
       nlohmann::json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   if (!write_file_atomically(path, text, &error)) {
@@ -92,7 +92,7 @@ bool load_baseline_or_say(const Options& o, Baseline* b, bool* have) {
 
 }  // namespace
 
-// Issue 11 item 3: alone and under --root the probe runs in a child with the --timeout
+// Alone and under --root the probe runs in a child with the --timeout
 // deadline MPI mode has, so nothing in it (a hung file system, a special file the probe failed
 // to refuse) can hold a Slurm prolog or an image check past it. The child writes the step it is
 // in to a shared page so the timeout names it.
@@ -126,7 +126,7 @@ int run_single(const Options& o) {
   po.on_step = [step](const char* what) {
     if (step) std::snprintf(step, kStepBytes, "%s", what);
   };
-  // Non-UTF-8 bytes become U+FFFD rather than an exception (issue 6; see configuration_json).
+  // Non-UTF-8 bytes become U+FFFD rather than an exception (see configuration_json).
   IsolatedChild child = start_isolated([&po] {
     return nlohmann::json(probe_rank(po))
         .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -172,7 +172,7 @@ namespace {
 // transports), so MPI_Init is not held up by a slow probe and rank 0 can keep its deadline.
 IsolatedChild start_probe_child(const Options& o) {
   ProbeOptions po = probe_options(o);
-  // Non-UTF-8 bytes become U+FFFD rather than an exception (issue 6; see configuration_json).
+  // Non-UTF-8 bytes become U+FFFD rather than an exception (see configuration_json).
   return start_isolated([po] {
     return nlohmann::json(probe_rank(po))
         .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -193,9 +193,9 @@ bool wait_own_record(IsolatedChild* child, double deadline, double timeout, Rank
   return false;
 }
 
-// Hostile-input fix (issue 6): MPI_Init waits for every rank of the job, so one rank frozen
-// or stuck before it reaches MPI_Init (SIGSTOP, a hung file system) held all the others in
-// MPI_Init past any --timeout (seen with Open MPI 4.1.4). A watchdog ends this rank at the
+// MPI_Init waits for every rank of the job, so one rank frozen or stuck before it reaches
+// MPI_Init (SIGSTOP, a hung file system) would hold all the others in MPI_Init past any
+// --timeout (seen with Open MPI 4.1.4). A watchdog ends this rank at the
 // deadline if MPI_Init has not returned: exit 1 (ranks that never reported), one line on
 // stderr; the launcher then ends the job.
 std::shared_ptr<std::atomic<bool>> start_mpi_init_watchdog(double deadline, double timeout,
@@ -218,7 +218,7 @@ std::shared_ptr<std::atomic<bool>> start_mpi_init_watchdog(double deadline, doub
   return mpi_started;
 }
 
-// Issue 11: N singletons must never pass. When the MPI this process loaded does not speak the
+// N singletons must never pass. When the MPI this process loaded does not speak the
 // launcher's protocol, MPI_Init starts a world of one on every rank. Returns the one-line
 // message, or "" when the world holds every rank the launcher announced (or it announced
 // none). A larger world is not flagged: a heterogeneous srun step announces one component's
