@@ -89,9 +89,12 @@ for m in $(mounted_under_root); do umount -l "$m" 2>/dev/null || true; done
 [ -z "$(mounted_under_root)" ] || die "still mounted under $root: $(mounted_under_root | paste -sd' ')"
 if [ "$(cat "$root/.denpex-packages" 2>/dev/null)" != "$root_packages" ]; then
   rm -rf --one-file-system "$root"
-  echo "debootstrap --arch=arm64 --variant=minbase bookworm (+ $root_packages)"
+  # shellcheck source=tools/debian-mirror.sh
+  . "$src/tools/debian-mirror.sh"
+  mirror=$(debian_mirror)
+  echo "debootstrap --arch=arm64 --variant=minbase bookworm (+ $root_packages) from ${mirror:-the default mirror of debootstrap}"
   debootstrap --arch=arm64 --variant=minbase --include="$root_packages" \
-    bookworm "$root" http://deb.debian.org/debian >"$work/debootstrap.log" 2>&1 ||
+    bookworm "$root" ${mirror:+"$mirror"} >"$work/debootstrap.log" 2>&1 ||
     { tail -20 "$work/debootstrap.log"; die "debootstrap"; }
   echo "$root_packages" >"$root/.denpex-packages"
 else

@@ -39,9 +39,12 @@ for m in $(awk -v r="$root/" 'index($2, r) == 1 {print $2}' /proc/mounts | sort 
 done
 if [ ! -x "$root/usr/bin/cmake" ]; then
   rm -rf --one-file-system "$root"
-  echo "fresh-root: debootstrap bookworm (minbase + build-essential cmake git python3)"
+  # shellcheck source=tools/debian-mirror.sh
+  . "$src/tools/debian-mirror.sh"
+  mirror=$(debian_mirror)
+  echo "fresh-root: debootstrap bookworm (minbase + build-essential cmake git python3) from ${mirror:-the default mirror of debootstrap}"
   debootstrap --variant=minbase --include=build-essential,cmake,git,python3,ca-certificates \
-    bookworm "$root" http://deb.debian.org/debian >"$work/debootstrap.log" 2>&1 ||
+    bookworm "$root" ${mirror:+"$mirror"} >"$work/debootstrap.log" 2>&1 ||
     { tail -20 "$work/debootstrap.log"; exit 1; }
 fi
 # The same package sources as the host (its snapshot), so versions match what CI tests.
