@@ -71,14 +71,17 @@ mkdir -p "$root/dev/shm"
 mount -t tmpfs -o size=4g tmpfs "$root/dev/shm"; mounts+=("$root/dev/shm")
 mount -t tmpfs tmpfs "$root/run"; mounts+=("$root/run")
 
-# A clean clone of what is committed here, with shared/ beside it as in CI.
-rm -rf "$root/src"
-mkdir -p "$root/src"
-git clone -q "$src" "$root/src/main"
-if [ -d "$src/../shared" ]; then bind "$(cd "$src/../shared" && pwd)" "$root/src/shared" ro; fi
+# A clean clone of what is committed here, where a newcomer puts it: in root's home, which only
+# root may enter (mode 0700), so a test that runs something as another user must copy it out.
+# shared/ beside it, as in CI.
+rm -rf --one-file-system "$root/src" "$root/root/project" "$root/root/shared"
+mkdir -p "$root/root"
+chmod 0700 "$root/root"
+git clone -q "$src" "$root/root/project"
+if [ -d "$src/../shared" ]; then bind "$(cd "$src/../shared" && pwd)" "$root/root/shared" ro; fi
 
 in_root() { chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-  TERM=dumb LANG=C.UTF-8 CI="${CI:-}" bash -c "cd /src/main && $1"; }
+  TERM=dumb LANG=C.UTF-8 CI="${CI:-}" bash -c "cd /root/project && $1"; }
 
 if [ "$what" != test ]; then
   echo "=== fresh-root: README quick start 1: tools/demo.sh"
