@@ -15,11 +15,14 @@
 #      every Catch2 unit test, probe.loader_sweep (the loader emulation against the arm64 ld.so
 #      on every ELF of the root) and integration.single_rank (alone mode: system versus wheel NCCL,
 #      the stub driver, the ABI mismatch). Every other test is listed with why it is not run here.
-# A skipped, missing or failed test fails the script. Usage: .ci/aarch64.sh WORKDIR
+# A skipped, missing or failed test fails the script. Usage: .ci/aarch64.sh WORKDIR [host|root]
+# (`host` stops after step 1, and `root` after making the root of step 3, before building: CI installs the host
+# packages first, then makes the root beside other steps, and the full run reuses both.)
 # (WORKDIR is created; the root takes about 400 MB, the build about 300 MB.)
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
-work=${1:?usage: .ci/aarch64.sh WORKDIR}
+work=${1:?usage: .ci/aarch64.sh WORKDIR [host|root]}
+mode=${2:-all}
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
 root=$work/root
@@ -67,19 +70,8 @@ grep -q '^enabled' /proc/sys/fs/binfmt_misc/qemu-aarch64 || die "binfmt_misc ent
 grep -q '^flags:.*F' /proc/sys/fs/binfmt_misc/qemu-aarch64 ||
   die "binfmt_misc entry qemu-aarch64 lacks the F flag: aarch64 programs cannot run inside the chroot"
 phase "host packages, binfmt_misc"
+[ "$mode" = host ] && exit 0
 
-echo "=== aarch64: cross build (g++-aarch64-linux-gnu, -Werror, no MPI)"
-launcher=()
-command -v ccache >/dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-cmake -S "$src" -B "$build" -G Ninja -DCMAKE_TOOLCHAIN_FILE="$src/cmake/aarch64-linux-gnu.cmake" \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDENPEX_WERROR=ON -DDENPEX_BUILD_MPI=OFF -DDENPEX_BUILD_BENCH=OFF \
-  "${launcher[@]}" \
-  >"$work/configure.log" 2>&1 || { cat "$work/configure.log"; die "cmake configure"; }
-cmake --build "$build" -j"$(nproc)" >"$work/build.log" 2>&1 || { tail -40 "$work/build.log"; die "build"; }
-for f in launch/denpex-probe tests/probe/probe_tests tests/standins/lib/nccl-linkstub/libnccl.so.2; do
-  readelf -h "$build/$f" | grep 'Machine:.*AArch64' >/dev/null || die "$f is not an aarch64 ELF"
-done
-phase "cross build"
 
 echo "=== aarch64: arm64 Debian 12 root"
 # Bind mounts left by a run that was killed before its cleanup: /dev, /sys and the checkout
@@ -102,6 +94,21 @@ else
 fi
 cp /etc/hosts "$root/etc/hosts"
 phase "arm64 root"
+[ "$mode" = root ] && exit 0
+
+echo "=== aarch64: cross build (g++-aarch64-linux-gnu, -Werror, no MPI)"
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+cmake -S "$src" -B "$build" -G Ninja -DCMAKE_TOOLCHAIN_FILE="$src/cmake/aarch64-linux-gnu.cmake" \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDENPEX_WERROR=ON -DDENPEX_BUILD_MPI=OFF -DDENPEX_BUILD_BENCH=OFF \
+  "${launcher[@]}" \
+  >"$work/configure.log" 2>&1 || { cat "$work/configure.log"; die "cmake configure"; }
+cmake --build "$build" -j"$(nproc)" >"$work/build.log" 2>&1 || { tail -40 "$work/build.log"; die "build"; }
+for f in launch/denpex-probe tests/probe/probe_tests tests/standins/lib/nccl-linkstub/libnccl.so.2; do
+  readelf -h "$build/$f" | grep 'Machine:.*AArch64' >/dev/null || die "$f is not an aarch64 ELF"
+done
+phase "cross build"
+
 
 mounts=()
 cleanup() {
