@@ -5,8 +5,10 @@
 # /etc/hosts copied in (without it Open MPI's MPI_Init waits 5 s on the resolver).
 # A package this machine happens to have is a missing install step there, and fails here.
 #
-# Usage: .ci/fresh-root.sh WORKDIR [demo|test|both]   (WORKDIR is created; about 2 GB;
-#        default both)
+# Usage: .ci/fresh-root.sh WORKDIR [demo|test|both|root]   (WORKDIR is created; about 2 GB;
+#        default both). `root` only makes the root and runs the clone's tools/install-deps.sh in
+#        it, so that CI can do the downloading part early, beside other steps; the root then holds
+#        nothing but minbase and what install-deps.sh installs, and the later run reuses it.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:?usage: .ci/fresh-root.sh WORKDIR}
@@ -83,6 +85,11 @@ if [ -d "$src/../shared" ]; then bind "$(cd "$src/../shared" && pwd)" "$root/roo
 in_root() { chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin \
   TERM=dumb LANG=C.UTF-8 CI="${CI:-}" bash -c "cd /root/project && $1"; }
 
+if [ "$what" = root ]; then
+  echo "=== fresh-root: the root and tools/install-deps.sh in it"
+  in_root "tools/install-deps.sh" >"$work/install-deps.log" 2>&1 || { tail -30 "$work/install-deps.log"; exit 1; }
+  exit 0
+fi
 if [ "$what" != test ]; then
   echo "=== fresh-root: README quick start 1: tools/demo.sh"
   in_root "tools/demo.sh"
