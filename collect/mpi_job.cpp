@@ -23,6 +23,13 @@ enum Tag : int {
   kTagRecord = 7103,
   kTagVerdict = 7104,
   kTagAck = 7105,
+  kTagDeadline = 7106,
+};
+
+// The verdict message (step 3): the exit code, and 1 when rank 0 ends the job with MPI_Abort.
+struct Verdict {
+  int32_t code;
+  int32_t aborts;
 };
 
 // Host names are at most 255 bytes (POSIX HOST_NAME_MAX is 64 on Linux); the reason of a failed
@@ -76,6 +83,30 @@ int MpiJob::wait_for(int source, std::initializer_list<int> tags, double deadlin
     pause_briefly();
   }
   return 0;
+}
+
+double MpiJob::share_deadline(double deadline, std::string* error) {
+  if (rank_ == 0) {
+    // 8 bytes each: a small send completes without waiting for the receiver (eager), so a
+    // rank that is already stopped or stuck in its probe costs nothing here.
+    const double left = deadline - monotonic_seconds();
+    for (int r = 1; r < size_; ++r) {
+      if (int rc = api_->send(&left, sizeof left, r, kTagDeadline)) {
+        *error = failed("MPI_Send", r, rc);
+        return deadline;
+      }
+    }
+    return deadline;
+  }
+  int tag = wait_for(0, {kTagDeadline}, deadline, error);
+  if (tag <= 0) return deadline;
+  double left = 0;
+  if (int rc = api_->recv(&left, sizeof left, 0, kTagDeadline)) {
+    *error = failed("MPI_Recv", 0, rc);
+    return deadline;
+  }
+  root_deadline_ = monotonic_seconds() + std::max(0.0, left);
+  return root_deadline_;
 }
 
 CollectResult MpiJob::collect(const RankRecord* mine, const std::string& host,
@@ -189,8 +220,11 @@ bool MpiJob::gather_digests(const std::string& my_host, uint64_t my_digest,
     }
   }
   const std::string waited = fmt::format("rank 0 waited {:.1f} s (--timeout)", deadline - started);
-  for (int r = 1; r < size_; ++r)
-    if (!seen[static_cast<size_t>(r)]) res->missing.push_back({r, "", waited});
+  for (int r = 1; r < size_; ++r) {
+    if (seen[static_cast<size_t>(r)]) continue;
+    res->missing.push_back({r, "", waited});
+    ++res->gone;
+  }
   return true;
 }
 
@@ -199,6 +233,8 @@ bool MpiJob::fetch_records(const RankRecord* mine, double deadline, CollectResul
   std::map<uint64_t, RankRecord> records;
   if (!request_records(mine, &pending, &records, res)) return false;
   if (!receive_records(deadline, &pending, &records, res)) return false;
+  // A representative that answered once and then sent no record is as gone as a silent rank.
+  res->gone += static_cast<int>(pending.size());
   group_records(&records, res);
   return true;
 }
@@ -301,6 +337,7 @@ CollectResult MpiJob::gather_at_root(const RankRecord* mine, const std::string& 
                            reason.empty() ? "its probe failed" : reason});
   }
   if (!fetch_records(mine, deadline, &res)) return res;
+  gone_ = res.gone;
   normalize_groups(&res.groups);
   std::sort(res.missing.begin(), res.missing.end(),
             [](const MissingRank& a, const MissingRank& b) { return a.rank < b.rank; });
@@ -310,27 +347,33 @@ CollectResult MpiJob::gather_at_root(const RankRecord* mine, const std::string& 
 int MpiJob::agree_exit_code(int code, double own_deadline, double judge_time,
                             std::string* note) {
   if (rank_ == 0) {
-    // Ranks that reported are alive and waiting for these 4 bytes: a small send completes
+    end_ = gone_ > 0 ? JobEnd::abort : JobEnd::finalize;
+    const Verdict v{code, gone_ > 0 ? 1 : 0};
+    // Ranks that reported are alive and waiting for these 8 bytes: a small send completes
     // without waiting for the receiver, and keeps no request per rank at rank 0.
     for (const Reported& r : reported_) {
       if (r.rank == 0) continue;
-      if (int rc = api_->send(&code, sizeof code, r.rank, kTagVerdict)) {
+      if (int rc = api_->send(&v, sizeof v, r.rank, kTagVerdict)) {
         *note = failed("MPI_Send", r.rank, rc);
+        end_ = JobEnd::abort;
         return code;
       }
     }
     return code;
   }
+  // Whatever goes wrong below, rank 0 cannot end this job for this rank: it ends it itself.
+  end_ = JobEnd::abort;
   const double until = (root_deadline_ > 0 ? root_deadline_ : own_deadline) + judge_time;
   std::string error;
   int tag = wait_for(0, {kTagVerdict}, until, &error);
   if (tag == kTagVerdict) {
-    int v = 1;
+    Verdict v{1, 0};
     if (int rc = api_->recv(&v, sizeof v, 0, kTagVerdict)) {
       *note = failed("MPI_Recv", 0, rc);
       return 2;
     }
-    return v;
+    end_ = v.aborts ? JobEnd::await_abort : JobEnd::finalize;
+    return v.code;
   }
   if (tag < 0) {
     *note = error;
@@ -340,16 +383,33 @@ int MpiJob::agree_exit_code(int code, double own_deadline, double judge_time,
   return 1;
 }
 
-void MpiJob::finish(int code, bool ranks_missing) {
-  if (rank_ == 0 && ranks_missing) {
-    // A missing rank may be stuck in a library constructor: MPI_Finalize would wait for it
-    // forever. Leaving without it makes the launcher end the job (it kills the remaining ranks
-    // and exits non-zero). MPI_Abort would do the same, but Open MPI 4.1.4's mpirun crashes
-    // (SIGSEGV in PMIx_server_finalize) printing the abort notice.
-    std::fflush(nullptr);
-    ::_exit(code);
+void MpiJob::abort_job(int code) {
+  std::fflush(nullptr);
+  // The launcher ends every rank; MPI_Abort returns only when it could not reach it.
+  api_->abort(code);
+  ::_exit(code);
+}
+
+void MpiJob::finish(int code) {
+  switch (end_) {
+    case JobEnd::finalize:
+      std::fflush(nullptr);
+      api_->finalize();
+      return;
+    case JobEnd::abort:
+      // MPI_Abort is how MPI ends a job that cannot finish. Leaving without MPI_Finalize
+      // (_exit) while other ranks wait in MPI_Finalize's fence makes Open MPI 4.1.4's mpirun
+      // crash in its teardown (PMIx_server_finalize, a collective still pending).
+      abort_job(code);
+    case JobEnd::await_abort: {
+      // MPI_Finalize would wait for the rank that is gone. Rank 0's MPI_Abort ends this rank;
+      // if the launcher never does, leave with the verdict.
+      std::fflush(nullptr);
+      const double until = monotonic_seconds() + kAbortWait;
+      while (monotonic_seconds() < until) ::usleep(50 * 1000);
+      ::_exit(code);
+    }
   }
-  api_->finalize();
 }
 
 }  // namespace denpex
