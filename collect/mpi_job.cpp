@@ -24,6 +24,8 @@ enum Tag : int {
   kTagVerdict = 7104,
   kTagAck = 7105,
   kTagDeadline = 7106,
+  kTagConfirm = 7107,
+  kTagEnd = 7108,
 };
 
 // The verdict message (step 3): the exit code, and 1 when rank 0 ends the job with MPI_Abort.
@@ -346,41 +348,117 @@ CollectResult MpiJob::gather_at_root(const RankRecord* mine, const std::string& 
 
 int MpiJob::agree_exit_code(int code, double own_deadline, double judge_time,
                             std::string* note) {
-  if (rank_ == 0) {
-    end_ = gone_ > 0 ? JobEnd::abort : JobEnd::finalize;
-    const Verdict v{code, gone_ > 0 ? 1 : 0};
-    // Ranks that reported are alive and waiting for these 8 bytes: a small send completes
-    // without waiting for the receiver, and keeps no request per rank at rank 0.
-    for (const Reported& r : reported_) {
-      if (r.rank == 0) continue;
-      if (int rc = api_->send(&v, sizeof v, r.rank, kTagVerdict)) {
-        *note = failed("MPI_Send", r.rank, rc);
-        end_ = JobEnd::abort;
-        return code;
-      }
-    }
-    return code;
-  }
+  if (rank_ == 0) return tell_verdict(code, note);
   // Whatever goes wrong below, rank 0 cannot end this job for this rank: it ends it itself.
   end_ = JobEnd::abort;
-  const double until = (root_deadline_ > 0 ? root_deadline_ : own_deadline) + judge_time;
+  return hear_verdict((root_deadline_ > 0 ? root_deadline_ : own_deadline) + judge_time, note);
+}
+
+int MpiJob::tell_verdict(int code, std::string* note) {
+  end_ = JobEnd::abort;
+  const Verdict v{code, gone_ > 0 ? 1 : 0};
+  // Ranks that reported are alive and waiting for these 8 bytes: a small send completes
+  // without waiting for the receiver, and keeps no request per rank at rank 0.
+  for (const Reported& r : reported_) {
+    if (r.rank == 0) continue;
+    if (int rc = api_->send(&v, sizeof v, r.rank, kTagVerdict)) {
+      *note = failed("MPI_Send", r.rank, rc);
+      return code;
+    }
+  }
+  if (gone_ > 0) return code;
+  int confirmed = 0;
+  if (confirm_at_root(&confirmed, note)) {
+    end_ = JobEnd::finalize;
+  } else if (note->empty()) {
+    *note = fmt::format("rank 0: {} of {} ranks did not confirm the verdict within {:.1f} s "
+                        "(stopped?); ending the job with MPI_Abort({})",
+                        static_cast<int>(reported_.size()) - 1 - confirmed,
+                        static_cast<int>(reported_.size()) - 1, confirm_wait_, code);
+  }
+  return code;
+}
+
+bool MpiJob::confirm_at_root(int* confirmed, std::string* note) {
+  // A bit per rank: a rank that confirms twice is counted once.
+  std::vector<bool> ok(static_cast<size_t>(size_), false);
+  const int expected = static_cast<int>(reported_.size()) - 1;
+  const double until = monotonic_seconds() + confirm_wait_;
+  while (*confirmed < expected && monotonic_seconds() < until) {
+    int found = 0, from = 0, len = 0;
+    if (int rc = api_->iprobe(DENPEX_MPI_ANY_SOURCE, kTagConfirm, &found, &from, &len)) {
+      *note = failed("MPI_Iprobe", -1, rc);
+      return false;
+    }
+    if (!found) {
+      pause_briefly();
+      continue;
+    }
+    char byte = 0;
+    if (int rc = api_->recv(&byte, 1, from, kTagConfirm)) {
+      *note = failed("MPI_Recv", from, rc);
+      return false;
+    }
+    if (from > 0 && from < size_ && !ok[static_cast<size_t>(from)]) {
+      ok[static_cast<size_t>(from)] = true;
+      ++*confirmed;
+    }
+  }
+  const bool all = *confirmed == expected;
+  const char finalize = all ? 1 : 0;
+  for (int r = 1; r < size_; ++r) {
+    if (!ok[static_cast<size_t>(r)]) continue;
+    if (int rc = api_->send(&finalize, 1, r, kTagEnd)) {
+      *note = failed("MPI_Send", r, rc);
+      return false;
+    }
+  }
+  return all;
+}
+
+int MpiJob::hear_verdict(double until, std::string* note) {
   std::string error;
   int tag = wait_for(0, {kTagVerdict}, until, &error);
-  if (tag == kTagVerdict) {
-    Verdict v{1, 0};
-    if (int rc = api_->recv(&v, sizeof v, 0, kTagVerdict)) {
-      *note = failed("MPI_Recv", 0, rc);
-      return 2;
-    }
-    end_ = v.aborts ? JobEnd::await_abort : JobEnd::finalize;
-    return v.code;
-  }
   if (tag < 0) {
     *note = error;
     return 2;
   }
-  *note = fmt::format("rank {}: rank 0 sent no verdict before the deadline; exiting 1", rank_);
-  return 1;
+  if (tag == 0) {
+    *note = fmt::format("rank {}: rank 0 sent no verdict before the deadline; exiting 1", rank_);
+    return 1;
+  }
+  Verdict v{1, 0};
+  if (int rc = api_->recv(&v, sizeof v, 0, kTagVerdict)) {
+    *note = failed("MPI_Recv", 0, rc);
+    return 2;
+  }
+  if (v.aborts) {
+    end_ = JobEnd::await_abort;
+    return v.code;
+  }
+  const char byte = 1;
+  if (int rc = api_->send(&byte, 1, 0, kTagConfirm)) {
+    *note = failed("MPI_Send", 0, rc);
+    return v.code;
+  }
+  // Rank 0 waits up to confirm_wait_ for the other ranks' confirmations before it answers.
+  tag = wait_for(0, {kTagEnd}, monotonic_seconds() + 2 * confirm_wait_, &error);
+  if (tag < 0) {
+    *note = error;
+    return v.code;
+  }
+  if (tag == 0) {
+    *note = fmt::format("rank {}: rank 0 did not say whether to finalize; ending the job with "
+                        "MPI_Abort({})", rank_, v.code);
+    return v.code;
+  }
+  char finalize = 0;
+  if (int rc = api_->recv(&finalize, 1, 0, kTagEnd)) {
+    *note = failed("MPI_Recv", 0, rc);
+    return v.code;
+  }
+  end_ = finalize ? JobEnd::finalize : JobEnd::await_abort;
+  return v.code;
 }
 
 void MpiJob::abort_job(int code) {

@@ -13,10 +13,13 @@
 //      (plus kRecordGrace) and not its own: a representative whose own --timeout ends first
 //      still answers rank 0's request.
 //   2. 0 -> one rank per distinct digest: "send your record"; that rank -> 0: the record as JSON
-//   3. 0 -> every rank that reported: the exit code and how the job ends (8 bytes). When every
-//      rank answered, every rank calls MPI_Finalize. When one never did (killed, stopped, cut
-//      off), MPI_Finalize would wait for it: rank 0 calls MPI_Abort with the exit code after the
-//      report is written, and the others wait for the launcher to end them.
+//   3. 0 -> every rank that reported: the exit code, and whether rank 0 aborts (8 bytes). When a
+//      rank never answered (killed, stopped, cut off), MPI_Finalize would wait for it forever:
+//      rank 0 calls MPI_Abort with the exit code after the report is written, and the others
+//      wait for the launcher to end them.
+//   4. Otherwise every rank -> 0: "I have it" (1 byte), and 0 -> each of them: finalize or not
+//      (1 byte). A rank frozen after it reported would hold MPI_Finalize on every rank: rank 0
+//      waits kConfirmWait for every rank's answer, and when one is missing it aborts instead.
 // Rank 0 receives (N-1) x (8 + host) bytes + K records (K = distinct configurations); it holds
 // 16 bytes per rank that reported, one copy of each distinct host name, a bit per rank, and the
 // K records. Nothing is allocated per rank before that rank's message arrives.
@@ -50,6 +53,10 @@ enum class JobEnd {
 
 // How long a rank told that rank 0 aborts waits for the launcher before it leaves by itself.
 constexpr double kAbortWait = 20.0;
+// Step 4: how long rank 0 waits for every rank to confirm the verdict (they are alive and
+// polling, so they answer at once; one that is only slow costs an abort with the same exit
+// code, not a wrong one); a rank waits twice that for rank 0's word to finalize.
+constexpr double kConfirmWait = 2.0;
 
 struct CollectResult {
   std::vector<ConfigGroup> groups;     // rank 0 only: one per distinct configuration
@@ -87,10 +94,11 @@ class MpiJob {
   CollectResult collect(const RankRecord* mine, const std::string& host,
                         const std::string& failure, double deadline);
 
-  // Rank 0: tells every rank that reported the exit code and whether it aborts (some rank
-  // never answered). Other ranks: wait for it until rank 0's deadline plus `judge_time` (or
-  // `own_deadline` plus it when rank 0's is unknown); return 1 (and set *note) when rank 0
-  // never answered, 2 when an MPI call failed. Sets how finish() ends MPI.
+  // Steps 3 and 4. Rank 0: tells every rank that reported the exit code and whether it aborts
+  // (some rank never answered, or did not confirm), returns `code`. Other ranks: wait for it
+  // until rank 0's deadline plus `judge_time` (or `own_deadline` plus it when rank 0's is
+  // unknown) and return it; return 1 (and set *note) when rank 0 never answered, 2 when an MPI
+  // call failed. Sets how finish() ends MPI.
   int agree_exit_code(int code, double own_deadline, double judge_time, std::string* note);
 
   // Ends MPI as agree_exit_code decided (JobEnd): MPI_Finalize and return; or MPI_Abort with
@@ -103,6 +111,8 @@ class MpiJob {
   [[noreturn]] void abort_job(int code);
 
   JobEnd end() const { return end_; }
+  // Step 4's wait (kConfirmWait), shorter in unit tests.
+  void set_confirm_wait(double seconds) { confirm_wait_ = seconds; }
 
  private:
   struct Reported {        // 16 bytes per rank at rank 0
@@ -111,6 +121,11 @@ class MpiJob {
     uint64_t digest;       // 0: its probe failed
   };
 
+  int tell_verdict(int code, std::string* note);
+  int hear_verdict(double until, std::string* note);
+  // Step 4 at rank 0: true when every rank that reported confirmed within confirm_wait_; tells
+  // each one that confirmed whether to finalize. False with *note set when an MPI call failed.
+  bool confirm_at_root(int* confirmed, std::string* note);
   CollectResult send_to_root(const RankRecord* mine, const std::string& host,
                              const std::string& failure, double deadline);
   CollectResult gather_at_root(const RankRecord* mine, const std::string& host,
@@ -138,6 +153,7 @@ class MpiJob {
   double root_deadline_ = 0;         // rank != 0: rank 0's deadline on this rank's clock, 0 if unknown
   int gone_ = 0;                     // rank 0: ranks that never answered
   JobEnd end_ = JobEnd::finalize;
+  double confirm_wait_ = kConfirmWait;
   std::vector<Reported> reported_;   // rank 0: every rank that sent phase-1 messages
   std::deque<std::string> host_names_;   // rank 0: each distinct host once (stable addresses)
 };

@@ -96,6 +96,13 @@ std::string digest_from(const RankRecord& r, const std::string& host) {
   return m + host;
 }
 
+// The step-4 byte rank 0 sent to `rank` (1 finalize, 0 do not), or -1 when it sent none.
+int end_sent_to(int rank) {
+  for (const Message& m : world.sent)
+    if (m.tag == 7108 && m.from == rank) return m.bytes.size() == 1 ? m.bytes[0] : -2;
+  return -1;
+}
+
 // The verdict message rank 0 sent to `rank`: {code, aborts}.
 std::pair<int32_t, int32_t> verdict_sent_to(int rank) {
   for (const Message& m : world.sent) {
@@ -259,11 +266,34 @@ TEST_CASE("rank 0 aborts when a rank never answered, and says so in the verdict"
     CHECK(res.gone == 0);
     REQUIRE(res.missing.size() == 1);
     CHECK(res.missing[0].reason == "its probe did not return within 3.5 s (hung; the probe killed it)");
+    // Both confirm the verdict (step 4): every rank finalizes.
+    world.inbox.push_back({1, 7107, std::string(1, '\1'), 0});
+    world.inbox.push_back({2, 7107, std::string(1, '\1'), 0});
     std::string note;
     CHECK(job.agree_exit_code(1, 0, 0, &note) == 1);
+    CHECK(note.empty());
     CHECK(job.end() == JobEnd::finalize);
     CHECK(verdict_sent_to(1) == std::make_pair(1, 0));
     CHECK(verdict_sent_to(2) == std::make_pair(1, 0));
+    CHECK(end_sent_to(1) == 1);
+    CHECK(end_sent_to(2) == 1);
+  }
+  SECTION("a rank frozen after it reported never confirms: rank 0 aborts, the other waits") {
+    MpiJob job = start_as(0, 3);
+    job.set_confirm_wait(0.2);
+    world.inbox.push_back({1, 7101, digest_from(mine, "node1"), 0});
+    world.inbox.push_back({2, 7101, digest_from(mine, "node1"), 0});
+    CollectResult res = job.collect(&mine, "node1", "", monotonic_seconds() + 3600);
+    REQUIRE(res.error.empty());
+    CHECK(res.gone == 0);
+    world.inbox.push_back({1, 7107, std::string(1, '\1'), 0});
+    std::string note;
+    CHECK(job.agree_exit_code(0, 0, 0, &note) == 0);
+    CHECK(job.end() == JobEnd::abort);
+    CHECK(note == "rank 0: 1 of 2 ranks did not confirm the verdict within 0.2 s (stopped?); "
+                  "ending the job with MPI_Abort(0)");
+    CHECK(end_sent_to(1) == 0);
+    CHECK(end_sent_to(2) == -1);
   }
   SECTION("a representative that never sends its record is gone too") {
     MpiJob job = start_as(0, 2);
@@ -283,26 +313,39 @@ TEST_CASE("rank 0 aborts when a rank never answered, and says so in the verdict"
 
 TEST_CASE("a rank leaves MPI the way rank 0's verdict says") {
   RankRecord mine;
-  auto run_rank1 = [&](const std::string* verdict, double* took) {
+  // verdict: {code, aborts}; end: rank 0's step-4 byte ("" for none).
+  auto run_rank1 = [&](const std::string* verdict, const std::string& end) {
     MpiJob job = start_as(1, 2);
+    job.set_confirm_wait(0.1);
     double left = 0.2;
     world.inbox.push_back({0, 7105, bytes_of(&left, sizeof left), 0});
     if (verdict) world.inbox.push_back({0, 7104, *verdict, 0});
+    if (!end.empty()) world.inbox.push_back({0, 7108, end, 0});
     CollectResult r = job.collect(&mine, "node1", "", monotonic_seconds() + 3600);
     REQUIRE(r.error.empty());
     std::string note;
-    const double t0 = monotonic_seconds();
     int code = job.agree_exit_code(0, 0, 0.1, &note);
-    *took = monotonic_seconds() - t0;
     return std::make_pair(code, job.end());
   };
-  double took = 0;
   int32_t v[2] = {1, 1};
-  std::string aborts = bytes_of(v, sizeof v);
-  CHECK(run_rank1(&aborts, &took) == std::make_pair(1, JobEnd::await_abort));
+  const std::string aborts = bytes_of(v, sizeof v);
   v[1] = 0;
-  std::string finalizes = bytes_of(v, sizeof v);
-  CHECK(run_rank1(&finalizes, &took) == std::make_pair(1, JobEnd::finalize));
-  // No verdict by rank 0's deadline plus the judging time: this rank ends the job itself.
-  CHECK(run_rank1(nullptr, &took) == std::make_pair(1, JobEnd::abort));
+  const std::string plain = bytes_of(v, sizeof v);
+  SECTION("rank 0 aborts: wait for the launcher, no MPI_Finalize, no confirmation") {
+    CHECK(run_rank1(&aborts, "") == std::make_pair(1, JobEnd::await_abort));
+    for (const Message& m : world.sent) CHECK(m.tag != 7107);
+  }
+  SECTION("confirmed, and rank 0 says finalize") {
+    CHECK(run_rank1(&plain, std::string(1, '\1')) == std::make_pair(1, JobEnd::finalize));
+    CHECK(world.sent.back().tag == 7107);
+  }
+  SECTION("confirmed, but another rank did not: rank 0 aborts") {
+    CHECK(run_rank1(&plain, std::string(1, '\0')) == std::make_pair(1, JobEnd::await_abort));
+  }
+  SECTION("confirmed, and rank 0 never answered: this rank ends the job with the verdict") {
+    CHECK(run_rank1(&plain, "") == std::make_pair(1, JobEnd::abort));
+  }
+  SECTION("no verdict by rank 0's deadline plus the judging time: exit 1 by MPI_Abort") {
+    CHECK(run_rank1(nullptr, "") == std::make_pair(1, JobEnd::abort));
+  }
 }
