@@ -179,12 +179,13 @@ IsolatedChild start_probe_child(const Options& o) {
   });
 }
 
-// This rank's record from the probe child, or false with *failure saying why.
-bool wait_own_record(IsolatedChild* child, double deadline, double timeout, RankRecord* mine,
+// This rank's record from the probe child, waiting until `deadline` (`waited` seconds after
+// the rank started), or false with *failure saying why.
+bool wait_own_record(IsolatedChild* child, double deadline, double waited, RankRecord* mine,
                      std::string* failure) {
   IsolatedResult res = wait_isolated(child, deadline, 16u << 20);
   if (res.status != IsolatedStatus::ok) {
-    *failure = fmt::format("its probe {}", describe(res, timeout));
+    *failure = fmt::format("its probe {}", describe(res, waited));
     return false;
   }
   auto j = nlohmann::json::parse(res.output, nullptr, false);
@@ -254,6 +255,12 @@ const denpex_mpi_plugin* load_transport(const Options& o, const LauncherInfo& la
   return plugin.api;
 }
 
+// A failed MPI call is not a verdict: says which and ends the job (MPI_Abort, exit 2).
+[[noreturn]] void cannot_judge(MpiJob* mpi, const std::string& error) {
+  std::fprintf(stderr, "denpex-probe: %s; cannot judge the job, exiting 2\n", error.c_str());
+  mpi->abort_job(2);
+}
+
 // Rank 0: judges the gathered configurations. Returns the exit code.
 int judge_at_root(const Options& o, CollectResult cr) {
   Baseline baseline;
@@ -307,32 +314,34 @@ int run_mpi(const Options& o, const LauncherInfo& launcher, int* argc, char*** a
     std::fprintf(stderr, "denpex-probe: rank %d: %s\n", mpi.rank(), mismatch.c_str());
     if (child.pid > 0) ::kill(-child.pid, SIGKILL);
     wait_isolated(&child, monotonic_seconds(), 0);
-    mpi.finish(2, false);
+    mpi.finish(2);
     return 2;
   }
+  // Rank 0's deadline, known before this rank's probe ends: a rank with a longer --timeout, or
+  // whose probe hangs, gives up on it in time to report, so every live rank takes part to the
+  // end and finalizes.
+  const double root_deadline = mpi.share_deadline(deadline, &error);
+  if (!error.empty()) cannot_judge(&mpi, error);
+  const double probe_deadline = std::min(deadline, root_deadline) - 0.5;
   RankRecord mine;
   std::string failure;
-  bool have = wait_own_record(&child, deadline - 0.5, o.timeout, &mine, &failure);
+  bool have = wait_own_record(&child, probe_deadline, probe_deadline - start, &mine, &failure);
   if (have) {
     mine.rank = mpi.rank();
     if (!write_rank_report(o, mine)) failure = "could not write --rank-report";
   }
 
   CollectResult cr = mpi.collect(have ? &mine : nullptr, host_name(), failure, deadline);
-  if (!cr.error.empty()) {
-    // A failed MPI call is not a verdict: say which and leave; the launcher ends the job.
-    std::fprintf(stderr, "denpex-probe: %s; cannot judge the job, exiting 2\n", cr.error.c_str());
-    std::fflush(nullptr);
-    ::_exit(2);
-  }
+  if (!cr.error.empty()) cannot_judge(&mpi, cr.error);
   if (!cr.note.empty()) std::fprintf(stderr, "denpex-probe: %s\n", cr.note.c_str());
-  const bool missing = !cr.missing.empty();
   int code = mpi.rank() == 0 ? judge_at_root(o, std::move(cr)) : 0;
   std::string note;
   // Ranks other than 0 wait past rank 0's deadline: rank 0 may be judging still.
   code = mpi.agree_exit_code(code, deadline, kRecordGrace + 30.0, &note);
   if (!note.empty()) std::fprintf(stderr, "denpex-probe: %s\n", note.c_str());
-  mpi.finish(code, mpi.rank() == 0 && missing);
+  // The report is written: when a rank never answered, rank 0 ends the job with MPI_Abort and
+  // this code (MpiJob::finish).
+  mpi.finish(code);
   return code;
 }
 
