@@ -14,7 +14,7 @@ enum class Severity { warning, error };
 const char* to_string(Severity s);
 
 struct Finding {
-  std::string code;          // contract finding code, e.g. "nccl-version-mismatch"
+  std::string code;          // a code of compare/finding_codes.h (code_name)
   Severity severity = Severity::error;
   std::vector<int> ranks;    // blamed ranks, sorted ascending, no duplicates
   std::vector<std::string> hosts;  // hosts of the blamed ranks, sorted, no duplicates

@@ -22,6 +22,7 @@
 #include "collect/store_job.h"
 #include "compare/atomic_file.h"
 #include "compare/bounded_json.h"
+#include "compare/finding_codes.h"
 #include "compare/report.h"
 #include "launch/judge_and_report.h"
 #include "probe/isolated_call.h"
@@ -204,7 +205,8 @@ int run_single(const Options& o) {
   }
   if (!failure.empty()) {
     // Reported like a rank that never answered in MPI mode: rank-timeout, exit 1.
-    std::fprintf(stderr, "denpex-probe: %s; reported as rank-timeout\n", failure.c_str());
+    std::fprintf(stderr, "denpex-probe: %s; reported as %s\n", failure.c_str(),
+                 code_name(FindingCode::rank_timeout));
     job.missing.push_back({0, host_name(), failure});
     return judge_and_report(o, have_baseline ? &baseline : nullptr, std::move(job));
   }

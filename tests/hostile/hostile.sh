@@ -12,9 +12,22 @@
 # Exit 0 pass, 1 fail, 77 skipped (something the case needs is absent: the reason is printed).
 set -u
 case_name=$1 probe=$2 standins=$3 scratch=$4
+# Cases that run the probe as another user (nobody) when started as root. That user may not be
+# able to reach the build tree (a clone in root's home, mode 0700), so their tree and a copy of
+# the probe go to a fresh directory under /tmp that everyone may enter. In alone mode the probe
+# needs nothing beside its executable (the MPI plugins, ../lib/denpex/ next to it in the build
+# tree, are loaded in MPI mode only) and the system's libraries.
+as_user=no
+case $case_name in loader_check_*) [ "$(id -u)" -eq 0 ] && as_user=yes ;; esac
+[ "$as_user" = yes ] && scratch=@tmp
 if [ "$scratch" = @tmp ]; then
   scratch=$(mktemp -d /tmp/denpex-hostile.XXXXXX) || exit 1
   trap 'chmod -R u+rwX "$scratch" 2>/dev/null; rm -rf "$scratch"' EXIT
+fi
+if [ "$as_user" = yes ]; then
+  mkdir -p "$scratch/bin" && cp "$probe" "$scratch/bin/denpex-probe" || exit 1
+  chmod 0755 "$scratch" "$scratch/bin" "$scratch/bin/denpex-probe"
+  probe=$scratch/bin/denpex-probe
 fi
 
 W=$scratch/$case_name
