@@ -75,6 +75,7 @@ enum class FindingCode {
   nccl_net_mismatch,
   diagnose_unreadable_lines,
   diagnose_lines_lost,
+  ras_rank_error,
 };
 
 struct FindingCodeInfo {

@@ -16,8 +16,8 @@ known=$(sed -n 's/^| `\([a-z-]*\)` |.*/\1/p' "$docs" | sort -u)
 [ -n "$known" ] || { echo "finding_codes.sh: no codes found in $docs" >&2; exit 1; }
 families=$(printf '%s\n' "$known" | sed 's/-.*//' | sort -u | paste -sd'|' -)
 # Quoted literals of a code family that are not finding codes: nccl_candidates[].origin values
-# (probe/record.h), which share the torch-/cuda- prefixes.
-not_codes='torch-static torch-wheel cuda-toolkit'
+# (probe/record.h) and nccl.origin values, which share the torch-/cuda- prefixes.
+not_codes='torch-static torch-wheel cuda-toolkit torch-rpath torch-runpath'
 
 files=$(cd "$src" && find . -path ./tests -prune -o -path './build*' -prune -o -path ./.git -prune \
   -o \( -name '*.cpp' -o -name '*.h' -o -name '*.c' \) -type f -print | sed 's|^\./||' |
