@@ -157,6 +157,9 @@ constexpr FindingCodeInfo kTable[] = {
      "NCCL RAS (JSON) reports a rank whose communicator failed to initialise or holds an "
      "asynchronous error",
      "0.3.0"},
+    {C::ras_rank_dead, "ras-rank-dead", S::error, "", M::diagnose, kExtension,
+     "NCCL RAS (JSON) considers a rank dead: its process is gone and the others wait for it",
+     "0.3.0"},
 };
 
 constexpr std::size_t kRows = std::size(kTable);
@@ -168,7 +171,7 @@ constexpr bool rows_in_enum_order() {
 }
 
 static_assert(rows_in_enum_order(), "kTable must list every FindingCode once, in enum order");
-static_assert(kRows == static_cast<std::size_t>(FindingCode::ras_rank_error) + 1,
+static_assert(kRows == static_cast<std::size_t>(FindingCode::ras_rank_dead) + 1,
               "every FindingCode needs a row in kTable");
 
 const char* mode_meaning(CodeMode m) {

@@ -76,6 +76,7 @@ enum class FindingCode {
   diagnose_unreadable_lines,
   diagnose_lines_lost,
   ras_rank_error,
+  ras_rank_dead,
 };
 
 struct FindingCodeInfo {

@@ -140,7 +140,7 @@ void judge_missing(const RasCommunicator& c, std::vector<Finding>* out) {
     out->push_back(std::move(f));
   };
   if (!dead.empty())
-    finding("ras-rank-dead", Severity::error, dead, dead_hosts,
+    finding(code_name(FindingCode::ras_rank_dead), Severity::error, dead, dead_hosts,
             "is considered dead by NCCL's RAS: its process is gone, and the others wait for it",
             "read that rank's own log for why its process ended (a crash, the OOM killer, a node failure)");
   if (!unreachable.empty())
