@@ -1,5 +1,5 @@
 // The cluster report: the verdict, the findings and the configurations of one job, as JSON
-// (schema "denpex.report.v1", ../shared/CONTRACT.md "The cluster report") and as text for a
+// (schema "denpex.report.v1", the contract's "The cluster report") and as text for a
 // person at a terminal.
 #pragma once
 

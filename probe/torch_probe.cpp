@@ -98,8 +98,8 @@ AbiCheck check_abi(const std::string& consumer, const ElfInfo& consumer_elf,
   AbiCheck a;
   a.consumer = consumer;
   a.library = library;
-  // Issue 11 item 7: a symbol table that cannot be read says nothing about what is exported;
-  // counting every import as missing made a false nccl-abi-mismatch.
+  // A symbol table that cannot be read says nothing about what is exported; counting every
+  // import as missing would make a false nccl-abi-mismatch.
   if (!consumer_elf.dynsyms_read) {
     a.error = fmt::format("cannot read the dynamic symbols of {}: {}", consumer,
                           consumer_elf.dynsyms_error);

@@ -154,8 +154,8 @@ TEST_CASE("a failing MPI call ends collect with an error naming the call, not a 
 
 TEST_CASE("a representative waits for rank 0's deadline, not its own") {
   // Rank 3's own deadline has already passed; rank 0 says it waits 2 s more and asks for the
-  // record 0.2 s from now (it was waiting for a silent rank). Before issue 11 the representative
-  // stopped at its own deadline and the record was lost.
+  // record 0.2 s from now (it was waiting for a silent rank). A representative that stopped at
+  // its own deadline would lose the record.
   MpiJob job = start_as(3, 4);
   RankRecord mine;
   mine.host = "node9";

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 3, the cluster gate under the real Open MPI mpirun: MPMD gives ranks different
+# The cluster gate under the real Open MPI mpirun: MPMD gives ranks different
 # environments, `unshare --uts` gives a rank its own host name.
 # usage: mpi_gate.sh PROBE STANDINS SCRATCH_BASE
 PROBE=$1 STANDINS=$2
@@ -89,7 +89,7 @@ for r in 0 1; do
   jq_is "$SCRATCH/rank-$r.json" .pid "$(cat "$SCRATCH/pid.$r")"
 done
 
-echo "== issue 11: a rank hung, and the representative of another NCCL whose own --timeout ends"
+echo "== a rank hung, and the representative of another NCCL whose own --timeout ends"
 echo "   first: it waits for rank 0's deadline, so both rank-timeout and nccl-version-mismatch"
 mpi "$SCRATCH/hang_minority" 1 -np 2 "$PROBE" --timeout 8 --json "$SCRATCH/hang_minority.json" : \
   -np 1 -x LD_LIBRARY_PATH="$STANDINS/nccl-ctor-hang" "$PROBE" --timeout 120 : \

@@ -40,7 +40,7 @@ grep -q '^/usr/share/doc/denpex-probe/examples/' "$work/contents" || fail "$deb 
 [ "$(dpkg-deb -f "$deb" Package)" = denpex-probe ] || fail "Package field is not denpex-probe"
 [ "$(dpkg-deb -f "$deb" Version)" = "$version" ] || fail "Version field is not $version"
 dpkg-deb -f "$deb" Depends | grep -q 'jq' || fail "Depends lacks jq: $(dpkg-deb -f "$deb" Depends)"
-# MPI is loaded, not linked (issue 15): the package needs no MPI; the plugins for both ABIs
+# MPI is loaded, not linked: the package needs no MPI; the plugins for both ABIs
 # are in the private /usr/lib/<multiarch>/denpex/ (no ldconfig call), where the probe finds them
 # from /usr/bin.
 ! dpkg-deb -f "$deb" Depends | grep -q 'libopenmpi\|libmpich' || fail "Depends names an MPI: $(dpkg-deb -f "$deb" Depends)"
