@@ -1,5 +1,6 @@
 #!/bin/bash
-# A rank that stops responding and a rank that dies, under the real Open MPI mpirun (issue 6).
+# A rank that stops responding (before MPI_Init, before or after it reported) and a rank that
+# dies, under the real Open MPI mpirun.
 #   mpi_ranks.sh CASE PROBE STANDINS_DIR SCRATCH_DIR
 #   CASE: rank_stops | rank_stops_early | rank_dies | rank_stops_after_report
 # Three ranks; ranks 0-1 probe normally with --timeout 6. Rank 2 is slow on purpose (an NCCL
