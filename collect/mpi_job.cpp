@@ -151,7 +151,7 @@ CollectResult MpiJob::send_to_root(const RankRecord* mine, const std::string& ho
     res.error = failed("MPI_Recv", 0, rc);
     return res;
   }
-  // Non-UTF-8 bytes become U+FFFD rather than an exception (issue 6).
+  // Non-UTF-8 bytes become U+FFFD rather than an exception.
   const std::string json =
       mine ? nlohmann::json(*mine).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
            : std::string("{}");
