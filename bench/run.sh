@@ -9,7 +9,8 @@
 #   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 #   cmake --build build -j --target denpex-probe denpex_trace denpex_trace_overhead \
 #     denpex_bench_abtime denpex_bench_floor_nccl_version denpex_bench_floor_mpi_hostnames \
-#     denpex_bench_gen_records denpex_bench_judge_sim denpex_bench_mpi_root_sim denpex_bench_mpi_clock
+#     denpex_bench_gen_records denpex_bench_judge_sim denpex_bench_mpi_root_sim denpex_bench_mpi_clock \
+#     denpex_bench_floor_store_keys denpex_bench_exit_clock
 #
 # Prints progress on stderr and, at the end, the table on stdout (figure, floor or bound, ratio,
 # target, PASS/MISS/info) followed by the details behind it. Every side-by-side figure is the
@@ -18,7 +19,8 @@
 #
 # Knobs (environment): BENCH_LOCAL_RUNS (40), BENCH_MPI_RUNS (15), BENCH_MPI_SIZES ("2 4 8"),
 # BENCH_COMPARE_SIZES ("1000 10000 100000"), BENCH_JUDGE_RANKS (1000000), BENCH_TRACE_CALLS
-# (500000), BENCH_TMP (scratch directory parent; default $TMPDIR or /tmp).
+# (500000), BENCH_TORCHRUN_RUNS (9), BENCH_TORCHRUN_SIZES ("4 8"), BENCH_TMP (scratch directory
+# parent; default $TMPDIR or /tmp).
 set -u
 export LC_ALL=C
 
@@ -28,7 +30,8 @@ if [ "${1:-}" = --quick ]; then
   shift
   export BENCH_LOCAL_RUNS=${BENCH_LOCAL_RUNS:-2} BENCH_MPI_RUNS=${BENCH_MPI_RUNS:-2} BENCH_MPI_SIZES=${BENCH_MPI_SIZES:-2} \
     BENCH_COMPARE_SIZES=${BENCH_COMPARE_SIZES:-"100 1000"} BENCH_JUDGE_RANKS=${BENCH_JUDGE_RANKS:-10000} \
-    BENCH_TRACE_CALLS=${BENCH_TRACE_CALLS:-10000}
+    BENCH_TRACE_CALLS=${BENCH_TRACE_CALLS:-10000} BENCH_TORCHRUN_RUNS=${BENCH_TORCHRUN_RUNS:-1} \
+    BENCH_TORCHRUN_SIZES=${BENCH_TORCHRUN_SIZES:-2}
 fi
 BUILD=${1:-./build}
 BUILD=$(cd "$BUILD" 2>/dev/null && pwd) || { echo "bench/run.sh: build directory ${1:-./build} not found" >&2; exit 2; }
@@ -121,6 +124,12 @@ for np in $MPI_SIZES; do
   row "-np $np rank 0 MPI_Init to verdict (ms)" "$(calc "$b" 1)" "$(calc "$a" 1)" "+$(calc "$b - $a" 1) ms" "<= floor + 20 ms" "$st"
   detail "-np $np rank 0, inside the process: floor (MPI_Init to gathered) median $a ms, probe (MPI_Init to verdict) median $b ms over $MPI_RUNS runs each"
 done
+
+# --- 2t. the same over torchrun's c10d store (bench/torchrun.sh; skipped without torch wheels) ---
+log "2t/6 torchrun -nproc {${BENCH_TORCHRUN_SIZES:-4 8}}: rank 0 start to verdict vs puts and gets of one key per rank"
+bash "$(dirname "$0")/torchrun.sh" "$BUILD" "$TABLE" "$TMP/torchrun.details" ||
+  row "torchrun rank 0 start to verdict" "-" "-" "-" "<= floor + 20 ms" "MISS (bench/torchrun.sh failed)"
+[ -f "$TMP/torchrun.details" ] && while read -r l; do detail "$l"; done <"$TMP/torchrun.details"
 
 # --- 3. bytes at rank 0 ----------------------------------------------------------------------------
 log "3/6 bytes at rank 0, N = {$MPI_SIZES}, K = 1 and 2"

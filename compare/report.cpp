@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "compare/config_diff.h"
 #include "compare/facts.h"
 #include "compare/fold.h"
 
@@ -94,6 +95,23 @@ std::string configuration_line(const ConfigGroup& g) {
                      rank_phrase(g.ranks, g.hosts), arch, nccl, torch, driver);
 }
 
+// "unlike [2]: NCCL_PROTO unset": what configuration i has that another lacks, so that two
+// configurations whose summary lines read the same are still told apart. The largest is set
+// against the second, every other against the largest. Bounded to one line.
+std::string apart_line(const std::vector<ConfigGroup>& configurations, std::size_t i) {
+  std::size_t other = i == 0 ? 1 : 0;
+  std::vector<std::string> phrases =
+      what_sets_apart(configurations[i].record, configurations[other].record);
+  if (phrases.empty()) return "";
+  std::string text = fmt::format("{}", fmt::join(phrases, "; "));
+  constexpr std::size_t kMax = 200;
+  if (text.size() > kMax) {
+    std::size_t cut = text.rfind("; ", kMax);
+    text = text.substr(0, cut == std::string::npos ? kMax : cut) + "; ... (see --json)";
+  }
+  return fmt::format("\n      unlike [{}]: {}", other + 1, text);
+}
+
 }  // namespace
 
 json report_json(const ClusterReport& report) {
@@ -154,7 +172,8 @@ std::string render_human(const ClusterReport& report, bool color) {
                                          "1"));
     std::size_t nconf = std::min(report.configurations.size(), kMaxConfigurationsShown);
     for (std::size_t i = 0; i < nconf; ++i) {
-      out += fmt::format("  [{}] {}\n", i + 1, configuration_line(report.configurations[i]));
+      out += fmt::format("  [{}] {}{}\n", i + 1, configuration_line(report.configurations[i]),
+                         report.configurations.size() > 1 ? apart_line(report.configurations, i) : "");
     }
     if (report.configurations.size() > nconf) {
       out += fmt::format("  ... and {} more (see --json)\n", report.configurations.size() - nconf);

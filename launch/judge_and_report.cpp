@@ -36,8 +36,8 @@ bool use_color(const Options& o, const std::string& mode, int fd) {
   if (o.color == "always") return true;
   if (o.color == "never") return false;
   // mpirun hands ranks a pseudo-terminal even when its own output goes to a file, so isatty()
-  // cannot be trusted there.
-  if (mode == "mpi") return false;
+  // cannot be trusted there; torchrun's rank 0 shares the agent's terminal with its log lines.
+  if (mode == "mpi" || mode == "torchrun") return false;
   const char* term = std::getenv("TERM");
   return ::isatty(fd) && !std::getenv("NO_COLOR") && !(term && std::strcmp(term, "dumb") == 0);
 }

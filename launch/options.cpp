@@ -13,6 +13,7 @@ distributed training job would really load.
 
   mpirun -np N denpex-probe [OPTIONS]    every rank probes; rank 0 judges the job
   srun --mpi=pmix denpex-probe [OPTIONS]
+  torchrun ... --no-python denpex-probe  the same through torchrun's store (no MPI)
   denpex-probe [OPTIONS]                 this process alone (Slurm prolog, quick check)
   denpex-probe --root DIR [OPTIONS]      an unpacked container image, read statically
   denpex-probe compare PATH...           saved rank records (--rank-report outputs)
@@ -34,7 +35,10 @@ ParseStatus parse_options(int argc, char** argv, Options* out) {
                  "Write the cluster report as JSON to PATH ('-' = stdout; the human report then "
                  "goes to stderr)");
   app.add_option("--rank-report", out->rank_report,
-                 "Write this rank's own record as JSON; %r becomes the rank, %h the host name");
+                 "Write this rank's own record as JSON; %r becomes the rank (the launcher's global "
+                 "rank: RANK under torchrun), %h the host name, %j the job's id (SLURM_JOB_ID, "
+                 "TORCHELASTIC_RUN_ID, ...); a file another process of this run wrote is never "
+                 "replaced");
   app.add_option("--baseline", out->baseline,
                  "Judge every rank against a pinned baseline as well as against each other");
   app.add_option("--write-baseline", out->write_baseline,
@@ -129,13 +133,15 @@ ParseStatus parse_options(int argc, char** argv, Options* out) {
   return ParseStatus::parsed;
 }
 
-std::string expand_report_path(const std::string& pattern, int rank, const std::string& host) {
+std::string expand_report_path(const std::string& pattern, int rank, const std::string& host,
+                               const std::string& job) {
   std::string out;
   for (size_t i = 0; i < pattern.size(); ++i) {
     if (pattern[i] == '%' && i + 1 < pattern.size()) {
       char c = pattern[i + 1];
       if (c == 'r') { out += std::to_string(rank); ++i; continue; }
       if (c == 'h') { out += host; ++i; continue; }
+      if (c == 'j') { out += job; ++i; continue; }
       if (c == '%') { out += '%'; ++i; continue; }
     }
     out += pattern[i];

@@ -18,7 +18,7 @@ struct Options {
   RunMode mode = RunMode::probe;
   std::vector<std::string> paths;         // compare / collectives inputs
   std::string json_path;                  // --json ("" = none, "-" = stdout)
-  std::string rank_report;                // --rank-report (%r = rank, %h = host)
+  std::string rank_report;                // --rank-report (%r = rank, %h = host, %j = job)
   std::string baseline;                   // --baseline
   std::string write_baseline;             // --write-baseline
   std::vector<std::string> site_packages; // --site-packages (repeatable)
@@ -42,7 +42,8 @@ enum class ParseStatus { parsed, exit_ok, usage };
 // Parses argv. Never throws.
 ParseStatus parse_options(int argc, char** argv, Options* out);
 
-// --rank-report's path with %r replaced by the rank and %h by the host name.
-std::string expand_report_path(const std::string& pattern, int rank, const std::string& host);
+// --rank-report's path with %r replaced by the rank, %h by the host name and %j by `job`.
+std::string expand_report_path(const std::string& pattern, int rank, const std::string& host,
+                               const std::string& job = "");
 
 }  // namespace denpex

@@ -3,7 +3,8 @@
 # the toolchain, Open MPI and MPICH (the two MPI ABIs the transport plugins are built for;
 # Open MPI stays the default `mpicc`/`mpirun` alternative), nlohmann_json, fmt, CLI11, Catch2
 # (v2), jq/bc for the end-to-end tests, file (CPack's DEB generator needs it), lintian (the
-# package test), Slurm and munge for the prolog test, clang for fuzzing,
+# package test), Slurm and munge for the prolog test, stress-ng (the CPU load under which
+# tests/hostile/stress_faults.sh repeats the MPI fault cases), clang for fuzzing,
 # the aarch64 cross compiler and libc (arm64 stand-ins and Debian's arm64 ld.so for the arm64
 # image tests), zlib, libzstd and liblzma (evidence/ reads gzip, zstd and xz logs by content) with
 # the gzip, zstd and xz programs and python3 that tests/evidence uses to make its inputs, pip (to
@@ -21,6 +22,7 @@ apt-get install -y -qq --no-install-recommends \
   libopenmpi-dev openmpi-bin mpich libmpich-dev nlohmann-json3-dev libfmt-dev libcli11-dev catch2 \
   jq bc time procps util-linux file lintian \
   slurm-wlm munge \
+  stress-ng \
   clang libclang-rt-14-dev \
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
   zlib1g-dev libzstd-dev liblzma-dev gzip zstd xz-utils python3 python3-pip \
