@@ -153,6 +153,14 @@ constexpr FindingCodeInfo kTable[] = {
      kExtension, "lines that look like records but cannot be read; counted and sampled", "0.2.0"},
     {C::diagnose_lines_lost, "diagnose-lines-lost", S::warning, "", M::diagnose, kExtension,
      "a gap in a rank's NCCL opCounts: a lost line, never blamed", "0.2.0"},
+    {C::ras_rank_dead, "ras-rank-dead", S::error, "", M::diagnose, kExtension,
+     "NCCL's RAS (`ncclras -f json`) considers a rank of a communicator dead: its process is "
+     "gone and the others wait for it",
+     "0.3.0"},
+    {C::ras_rank_error, "ras-rank-error", S::error, "", M::diagnose, kExtension,
+     "NCCL's RAS (`ncclras -f json`) reports an NCCL error on a rank (its init state or "
+     "asynchronous error)",
+     "0.3.0"},
 };
 
 constexpr std::size_t kRows = std::size(kTable);
@@ -164,7 +172,7 @@ constexpr bool rows_in_enum_order() {
 }
 
 static_assert(rows_in_enum_order(), "kTable must list every FindingCode once, in enum order");
-static_assert(kRows == static_cast<std::size_t>(FindingCode::diagnose_lines_lost) + 1,
+static_assert(kRows == static_cast<std::size_t>(FindingCode::ras_rank_error) + 1,
               "every FindingCode needs a row in kTable");
 
 const char* mode_meaning(CodeMode m) {
