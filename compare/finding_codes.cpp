@@ -153,12 +153,13 @@ constexpr FindingCodeInfo kTable[] = {
      kExtension, "lines that look like records but cannot be read; counted and sampled", "0.2.0"},
     {C::diagnose_lines_lost, "diagnose-lines-lost", S::warning, "", M::diagnose, kExtension,
      "a gap in a rank's NCCL opCounts: a lost line, never blamed", "0.2.0"},
-    {C::ras_rank_error, "ras-rank-error", S::error, "", M::diagnose, kExtension,
-     "NCCL RAS (JSON) reports a rank whose communicator failed to initialise or holds an "
-     "asynchronous error",
-     "0.3.0"},
     {C::ras_rank_dead, "ras-rank-dead", S::error, "", M::diagnose, kExtension,
-     "NCCL RAS (JSON) considers a rank dead: its process is gone and the others wait for it",
+     "NCCL's RAS (`ncclras -f json`) considers a rank of a communicator dead: its process is "
+     "gone and the others wait for it",
+     "0.3.0"},
+    {C::ras_rank_error, "ras-rank-error", S::error, "", M::diagnose, kExtension,
+     "NCCL's RAS (`ncclras -f json`) reports an NCCL error on a rank (its init state or "
+     "asynchronous error)",
      "0.3.0"},
 };
 
@@ -171,7 +172,7 @@ constexpr bool rows_in_enum_order() {
 }
 
 static_assert(rows_in_enum_order(), "kTable must list every FindingCode once, in enum order");
-static_assert(kRows == static_cast<std::size_t>(FindingCode::ras_rank_dead) + 1,
+static_assert(kRows == static_cast<std::size_t>(FindingCode::ras_rank_error) + 1,
               "every FindingCode needs a row in kTable");
 
 const char* mode_meaning(CodeMode m) {

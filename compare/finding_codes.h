@@ -75,8 +75,8 @@ enum class FindingCode {
   nccl_net_mismatch,
   diagnose_unreadable_lines,
   diagnose_lines_lost,
-  ras_rank_error,
   ras_rank_dead,
+  ras_rank_error,
 };
 
 struct FindingCodeInfo {

@@ -17,7 +17,7 @@ namespace denpex {
 
 // Above this many ranks collect/ leaves ClusterReport::ranks empty: every rank's full record
 // would make the report megabytes long while `configurations` already holds one record per
-// distinct configuration. (The README documents this limit.)
+// distinct configuration. (docs/extensions.md documents this limit.)
 constexpr int kMaxRanksWithFullRecords = 256;
 
 struct ClusterReport {

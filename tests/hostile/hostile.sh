@@ -111,7 +111,7 @@ measured() {
   fi
 }
 # The refusal of a huge file costs no more than 2 MiB over the program's own footprint (its
-# peak RSS for --version, measured now: about 5.6 MB here, more under ASan): the README's
+# peak RSS for --version, measured now: about 5.6 MB here, more under ASan): docs/testing.md's
 # "~6 MB peak memory". Reading even 1% of the 2 GB input would show.
 expect_small_rss() {
   [ -z "${rss_kib:-}" ] && { bad "no /usr/bin/time (GNU time, tools/install-deps.sh): peak RSS not checked"; return; }

@@ -49,6 +49,11 @@ for p in denpex-mpi-open-mpi.so denpex-mpi-mpich.so; do
 done
 
 dpkg-deb -x "$deb" "$work/root"
+# The licence is named, with Debian's copy of its text (not "all rights reserved").
+copyright=$work/root/usr/share/doc/denpex-probe/copyright
+grep -qx 'License: Apache-2.0' "$copyright" || fail "the copyright file names no Apache-2.0 licence"
+grep -q '/usr/share/common-licenses/Apache-2.0' "$copyright" || fail "the copyright file does not point to /usr/share/common-licenses/Apache-2.0"
+[ -r "$work/root/usr/share/doc/denpex-probe/docs/finding-codes.md" ] || fail "$deb holds no docs/ pages beside the README"
 got=$("$work/root/usr/bin/denpex-probe" --version)
 [ "$got" = "denpex-probe $version" ] || fail "packaged denpex-probe --version says '$got'"
 [ -x "$work/root/usr/sbin/denpex-prolog" ] || fail "packaged prolog is not executable"

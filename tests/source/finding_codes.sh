@@ -5,7 +5,7 @@
 #
 # A code is recognised two ways: a quoted literal of a code family ("nccl-...", "cuda-...",
 # the first words of the table's codes), and any quoted hyphenated literal where a code goes
-# (`code = "..."`, `code == "..."`, `{"...", Severity::`). Emitters name codes by FindingCode,
+# (`code = "..."`, `code == "..."`, `"...", Severity::`). Emitters name codes by FindingCode,
 # so a literal here is either a comparison with a known code or a mistake. tests/ is not
 # scanned: tests name codes to check what was emitted.
 set -eu
@@ -15,9 +15,9 @@ docs=$src/docs/finding-codes.md
 known=$(sed -n 's/^| `\([a-z-]*\)` |.*/\1/p' "$docs" | sort -u)
 [ -n "$known" ] || { echo "finding_codes.sh: no codes found in $docs" >&2; exit 1; }
 families=$(printf '%s\n' "$known" | sed 's/-.*//' | sort -u | paste -sd'|' -)
-# Quoted literals of a code family that are not finding codes: nccl_candidates[].origin values
-# (probe/record.h) and nccl.origin values, which share the torch-/cuda- prefixes.
-not_codes='torch-static torch-wheel cuda-toolkit torch-rpath torch-runpath'
+# Quoted literals of a code family that are not finding codes: the origins of an NCCL
+# (nccl.origin, nccl_candidates[].origin: probe/record.h), which share the torch-/cuda- prefixes.
+not_codes='torch-static torch-wheel torch-rpath torch-runpath cuda-toolkit'
 
 files=$(cd "$src" && find . -path ./tests -prune -o -path './build*' -prune -o -path ./.git -prune \
   -o \( -name '*.cpp' -o -name '*.h' -o -name '*.c' \) -type f -print | sed 's|^\./||' |
@@ -27,7 +27,7 @@ files=$(cd "$src" && find . -path ./tests -prune -o -path './build*' -prune -o -
 hits=$(cd "$src" && {
   printf '%s\n' "$files" | xargs grep -noE "\"($families)-[a-z-]+\"" || true
   printf '%s\n' "$files" | xargs grep -noE 'code *[!=]?= *"[a-z]+(-[a-z]+)+"' || true
-  printf '%s\n' "$files" | xargs grep -noE '\{ *"[a-z]+(-[a-z]+)+" *, *Severity::' || true
+  printf '%s\n' "$files" | xargs grep -noE '"[a-z]+(-[a-z]+)+" *, *Severity::' || true
 } | sort -u)
 bad=0
 checked=0
