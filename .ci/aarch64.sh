@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The probe on aarch64 (GH200, GB200 hosts), tested on this x86_64 machine (issue 12 item 5):
-#   1. installs (once) Debian's cross compiler g++-aarch64-linux-gnu, the :arm64 dev package
-#      libfmt-dev:arm64 (arm64 added as a foreign dpkg architecture: only this script does it),
+#   1. installs (once) Debian's cross compiler g++-aarch64-linux-gnu, the :arm64 dev packages
+#      libfmt-dev, zlib1g-dev, libzstd-dev and liblzma-dev (arm64 added as a foreign dpkg architecture: only this script does it),
 #      qemu-user-static with its binfmt_misc entry, and debootstrap;
 #   2. cross-builds the whole project for aarch64 with -DDENPEX_WERROR=ON and
 #      -DDENPEX_BUILD_MPI=OFF (no arm64 MPI here): probe, launch, unit tests, stand-ins — every
@@ -33,21 +33,26 @@ die() { echo "aarch64.sh: FAIL: $*" >&2; exit 1; }
 has() { local x=$1 e; shift; for e; do [ "$e" = "$x" ] && return 0; done; return 1; }
 
 # What the root holds besides minbase: the runtime of what we build (libfmt9), ctest (cmake) and
-# what the end-to-end test uses (jq, hostname). A different list makes a new root.
-root_packages=libfmt9,jq,cmake,hostname
+# what the end-to-end test uses (jq, hostname), the compressors tests/evidence makes its inputs
+# with (zstd, xz-utils; gzip is in minbase). A different list makes a new root.
+root_packages=libfmt9,jq,cmake,hostname,zstd,xz-utils
 
 echo "=== aarch64: host packages"
 need=()
 dpkg --print-foreign-architectures | grep -qx arm64 || need+=(arch)
-for p in g++-aarch64-linux-gnu qemu-user-static binfmt-support debootstrap libfmt-dev:arm64 jq; do
+# zlib, libzstd, liblzma: evidence/ decodes compressed logs (cmake/Decompressors.cmake).
+arm64_dev="libfmt-dev:arm64 zlib1g-dev:arm64 libzstd-dev:arm64 liblzma-dev:arm64"
+# shellcheck disable=SC2086  # $arm64_dev is a word list
+for p in g++-aarch64-linux-gnu qemu-user-static binfmt-support debootstrap $arm64_dev jq; do
   [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing: ${need[*]}"
   dpkg --print-foreign-architectures | grep -qx arm64 || dpkg --add-architecture arm64
   apt-get update -qq
+  # shellcheck disable=SC2086
   apt-get install -y -qq --no-install-recommends g++-aarch64-linux-gnu qemu-user-static \
-    binfmt-support debootstrap libfmt-dev:arm64 jq >"$work/apt.log" 2>&1 ||
+    binfmt-support debootstrap $arm64_dev jq >"$work/apt.log" 2>&1 ||
     { tail -20 "$work/apt.log"; die "apt-get install"; }
 fi
 

@@ -31,9 +31,10 @@ tarball=$out/denpex-portable.tar.gz
 # bullseye's 1.9 has no set_version_flag. fmt is bookworm's source (9.1.0, the Debian 12 build's
 # fmt), built here as a static library: bullseye's libfmt-dev is fmt 7 and shared only. Open
 # MPI's and MPICH's headers build the two MPI transport plugins (they link no libmpi; a tree that
-# still links MPI needs Open MPI to link).
+# still links MPI needs Open MPI to link). zlib, libzstd and liblzma: their static archives are
+# linked in (cmake/Decompressors.cmake).
 packages="build-essential cmake ninja-build pkg-config ccache nlohmann-json3-dev dpkg-dev \
-libopenmpi-dev libmpich-dev libcli11-dev/bookworm"
+libopenmpi-dev libmpich-dev libcli11-dev/bookworm zlib1g-dev libzstd-dev liblzma-dev"
 fmt_source=fmtlib/bookworm
 
 bullseye_minbase "$minbase"
