@@ -245,17 +245,20 @@ void nccl_wheel_rules(const ConfigGroup& g, LocalFindings* out) {
 void torch_pin_rule(const ConfigGroup& g, LocalFindings* out) {
   const TorchInfo& t = g.record.torch;
   if (t.status != TorchStatus::ok || t.nccl_requirement_met != "no") return;
-  std::string installed;
-  for (const auto& w : g.record.nccl_wheels)
-    if (w.owns_library != "no" && w.site_packages == t.site_packages) {
-      installed = wheel_name(w);
-      break;
-    }
-  std::string what = installed.empty()
-                         ? fmt::format("no nvidia-nccl-cu* wheel in {} (its NCCL: {})",
-                                       t.site_packages,
-                                       t.nccl.path.empty() ? "none found" : t.nccl.path)
-                         : fmt::format("{} installed in {}", installed, t.site_packages);
+  std::string installed, broken;
+  for (const auto& w : g.record.nccl_wheels) {
+    if (w.site_packages != t.site_packages) continue;
+    if (w.owns_library == "no" && broken.empty()) broken = wheel_name(w);
+    if (w.owns_library != "no" && installed.empty()) installed = wheel_name(w);
+  }
+  std::string loads = t.nccl.path.empty() ? "none found" : t.nccl.path;
+  std::string what =
+      !installed.empty() ? fmt::format("{} installed in {}", installed, t.site_packages)
+      : !broken.empty()  ? fmt::format("{} recorded in {} but its libnccl.so.2 gone or another "
+                                       "wheel's (it loads {})",
+                                       broken, t.site_packages, loads)
+                         : fmt::format("no nvidia-nccl-cu* wheel in {} (it loads {})",
+                                       t.site_packages, loads);
   out->add(g, {"torch-nccl-pin-mismatch", Severity::warning,
                fmt::format("runs PyTorch {}, which requires {}, with {}", t.version,
                            t.nccl_requirement, what),

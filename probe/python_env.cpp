@@ -206,7 +206,8 @@ bool under_dir(const std::string& path, const std::string& dir) {
 std::string owns(const FsView& fs, const DistInfo& d, const std::string& lib_version,
                  long long lib_size) {
   const long long listed = record_size(fs, d.dir, "nvidia/nccl/lib/libnccl.so.2");
-  if (listed < 0 || lib_size < 0) return "unknown";
+  if (listed < 0) return "unknown";
+  if (lib_size < 0) return "no";  // listed, and gone: another wheel's uninstall took it
   if (listed != lib_size) return "no";
   if (!lib_version.empty() && spec_matches(d.version, "==" + lib_version) == SpecMatch::no)
     return "no";

@@ -87,8 +87,8 @@ struct NcclWheel {
   std::string site_packages;
   std::string dist_info;      // its .dist-info directory
   // Whether nvidia/nccl/lib/libnccl.so.2 on disk is the file this wheel's RECORD lists (by
-  // size, and by version where the file's literal gives one). "yes", "no", or "unknown" (no
-  // RECORD entry, or no file).
+  // size, and by version where the file's literal gives one). "yes", "no" (another file, or
+  // none), or "unknown" (RECORD does not list it).
   std::string owns_library;
 };
 

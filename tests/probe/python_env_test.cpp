@@ -75,16 +75,18 @@ TEST_CASE("two NCCL wheels in one site-packages (standin NCCL): the file is one 
   long long size = file_size(lib);
   dist_info(s, "site", "nvidia_nccl_cu12-2.20.5", size + 4096);  // overwritten
   dist_info(s, "site", "nvidia_nccl_cu13-2.21.5", size);           // installed last
-  dist_info(s, "other", "nvidia_nccl_cu12-2.21.5", 123);           // no file in its site
+  dist_info(s, "other", "nvidia_nccl_cu12-2.21.5", 123);           // its file is gone
+  s.write("third/nvidia_nccl_cu12-2.19.3.dist-info/METADATA", "");  // no RECORD
   FsView fs;
-  auto wheels = find_nccl_wheels(fs, sites_of(s, {"site", "other"}));
-  REQUIRE(wheels.size() == 3);
+  auto wheels = find_nccl_wheels(fs, sites_of(s, {"site", "other", "third"}));
+  REQUIRE(wheels.size() == 4);
   CHECK(wheels[0].project == "nvidia-nccl-cu12");
   CHECK(wheels[0].owns_library == "no");
   CHECK(wheels[1].project == "nvidia-nccl-cu13");
   CHECK(wheels[1].owns_library == "yes");
-  CHECK(wheels[2].owns_library == "unknown");
+  CHECK(wheels[2].owns_library == "no");
   CHECK(wheels[2].site_packages == s.path("other"));
+  CHECK(wheels[3].owns_library == "unknown");
   // Right size, wrong version: the literal says 2.21.5, the wheel says 2.20.5.
   dist_info(s, "site", "nvidia_nccl_cu12-2.20.5", size);
   CHECK(find_nccl_wheels(fs, sites_of(s, {"site"}))[0].owns_library == "no");
@@ -93,7 +95,8 @@ TEST_CASE("two NCCL wheels in one site-packages (standin NCCL): the file is one 
   CHECK(requirement_met("nvidia-nccl-cu13==2.21.5", wheels) == "yes");
   CHECK(requirement_met("nvidia-nccl-cu13==2.20.5", wheels) == "no");
   CHECK(requirement_met("nvidia-nccl-cu12==2.20.5", {wheels[0]}) == "no");
-  CHECK(requirement_met("nvidia-nccl-cu12==2.21.5", wheels) == "yes");  // other's, unknown owner
+  CHECK(requirement_met("nvidia-nccl-cu12==2.21.5", wheels) == "no");   // its file is gone
+  CHECK(requirement_met("nvidia-nccl-cu12==2.19.3", wheels) == "yes");  // RECORD silent
   CHECK(requirement_met("nvidia-nccl-cu11==2.21.5", wheels) == "no");
   CHECK(requirement_met("nvidia-nccl-cu13~=2.21", wheels) == "unknown");
 }
