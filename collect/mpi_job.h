@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "collect/mpi_plugin/mpi_plugin.h"
+#include "collect/rank_digests.h"
 #include "compare/group.h"
 #include "compare/judge.h"
 #include "probe/record.h"
@@ -73,11 +74,7 @@ class MpiJob {
   void finish(int code, bool ranks_missing);
 
  private:
-  struct Reported {        // 16 bytes per rank at rank 0
-    int32_t rank;
-    uint32_t host;         // index into host_names_
-    uint64_t digest;       // 0: its probe failed
-  };
+  using Reported = ReportedRank;   // 16 bytes per rank at rank 0 (collect/rank_digests.h)
 
   CollectResult send_to_root(const RankRecord* mine, const std::string& host,
                              const std::string& failure, double deadline);
@@ -105,7 +102,7 @@ class MpiJob {
   int size_ = 1;
   double root_deadline_ = 0;         // rank != 0: rank 0's deadline on this rank's clock, 0 if unknown
   std::vector<Reported> reported_;   // rank 0: every rank that sent phase-1 messages
-  std::deque<std::string> host_names_;   // rank 0: each distinct host once (stable addresses)
+  HostNames host_names_;             // rank 0: each distinct host once
 };
 
 }  // namespace denpex
