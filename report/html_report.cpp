@@ -102,6 +102,7 @@ table { border-collapse: collapse; width: 100%; font-size: 13px; } th, td { bord
 th { background: var(--bg); } table.grid td { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12px; }
 table.grid .at { outline: 2px solid var(--ink); outline-offset: -2px; } table.grid td.diff { background: #fbd0d6; font-weight: 700; }
 table.grid td.none { color: var(--dim); }
+details summary { cursor: pointer; color: var(--dim); }
 footer { margin-top: 30px; color: var(--dim); font-size: 12px; }
 )CSS";
 
@@ -396,9 +397,12 @@ std::string list_items(const std::vector<std::string>& items) {
 }
 
 std::string diagnose_inputs(const json& in) {
-  std::string out = fmt::format("<p>{} files, {} lines, {} records, {} collective calls; <b>{} unreadable</b>.</p>\n<ul>{}</ul>\n",
-                                arr(in, "files").size(), esc(str(in, "lines")), esc(str(in, "records")),
-                                esc(str(in, "collective_calls")), esc(str(in, "unreadable")), list_items(strings(arr(in, "files"))));
+  std::size_t files = arr(in, "files").size();
+  std::string out = fmt::format("<p>{} lines, {} records, {} collective calls; <b>{} unreadable</b>.</p>\n"
+                                "<details{}><summary>{} {}</summary><ul>{}</ul></details>\n",
+                                esc(str(in, "lines")), esc(str(in, "records")), esc(str(in, "collective_calls")),
+                                esc(str(in, "unreadable")), files <= 8 ? " open" : "", files, files == 1 ? "file" : "files",
+                                list_items(strings(arr(in, "files"))));
   const json& samples = arr(in, "unreadable_samples");
   if (!samples.empty()) {
     out += "<p>Lines that looked like records but could not be read:</p><ol class=\"evidence\">\n";

@@ -270,6 +270,10 @@ void Redactor::learn_paths(const std::string& s) {
     for (std::size_t k = 1; k + 1 < parts.size(); ++k)
       if ((parts[k] == "home" || parts[k] == "Users" || parts[k] == "scratch") && parts[k + 1].size() >= 2)
         note(Kind::user, parts[k + 1]);
+    // A directory named on its own ("via LD_LIBRARY_PATH=/opt/x/lib") that is already known as
+    // some file's directory keeps that file's placeholder.
+    std::string bare = p.size() > 1 && p.back() == '/' ? p.substr(0, p.size() - 1) : p;
+    if (dirs_.count(bare)) continue;
     std::string dir, keep;
     split_path(p, &dir, &keep);
     if (!system_dir(dir)) note(Kind::dir, dir);
@@ -346,6 +350,12 @@ std::string Redactor::rewrite_paths(const std::string& s) {
   for (const auto& t : path_tokens(s)) {
     out.append(s, at, t.start - at);
     std::string p = s.substr(t.start, t.end - t.start);
+    std::string bare = p.size() > 1 && p.back() == '/' ? p.substr(0, p.size() - 1) : p;
+    if (auto whole = dirs_.find(bare); whole != dirs_.end()) {
+      out += whole->second + p.substr(bare.size());
+      at = t.end;
+      continue;
+    }
     std::string dir, keep;
     split_path(p, &dir, &keep);
     auto it = dirs_.find(dir);

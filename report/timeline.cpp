@@ -291,6 +291,19 @@ void build_rows(const std::vector<Event>& events, Timeline* tl) {
   for (auto& kv : rows) tl->rows.push_back(std::move(kv.second));
 }
 
+// Marks of one role closer than a 48th of the span would be drawn on top of each other: one mark.
+void merge_close_marks(const Timeline& tl, TimelineRow* row) {
+  double close = (tl.t1 - tl.t0) / 48;
+  std::vector<TimelineMark> out;
+  for (auto& m : row->marks) {
+    if (!out.empty() && out.back().role == m.role && out.back().has_time && m.has_time && m.t - out.back().t < close)
+      merge_mark(&out.back(), m);
+    else
+      out.push_back(std::move(m));
+  }
+  row->marks = std::move(out);
+}
+
 }  // namespace
 
 bool parse_report_time(const std::string& when, double* seconds) {
@@ -351,6 +364,7 @@ Timeline timeline_of(const json& report, std::size_t max_rows) {
       if (a.t != b.t) return a.t < b.t;
       return a.role < b.role;
     });
+    merge_close_marks(tl, &row);
     row.claimed = row_claimed(row, tl.claim);
   }
   std::sort(tl.rows.begin(), tl.rows.end(), [](const TimelineRow& a, const TimelineRow& b) {

@@ -13,7 +13,7 @@ namespace denpex {
 
 namespace {
 
-constexpr double kWidth = 1000, kLabel = 300, kRight = 30, kNoTime = 110;
+constexpr double kWidth = 1000, kLabel = 300, kRight = 40, kNoTime = 110;
 constexpr double kTop = 14, kRow = 26, kAxis = 58;
 
 struct Geometry {
@@ -65,18 +65,22 @@ std::string short_label(const TimelineMark& m) {
   return "";
 }
 
-std::string mark_svg(const Geometry& g, const TimelineMark& m, double y) {
+// `labelled`: whether the mark's short label is drawn (not when it would overlap the last one).
+std::string mark_svg(const Geometry& g, const TimelineMark& m, double y, bool labelled) {
   bool init = m.role == TimelineRole::initiating;
   double x = g.x(m);
   std::string title = fmt::format("{}{}: {}{}", who(m), m.when.empty() ? "" : " at " + m.when, m.what,
                                   m.events > 1 ? fmt::format(" ({} events)", m.events) : "");
+  // Near the right edge the label goes to the left of its mark.
+  bool left = x > kWidth - 110;
   return fmt::format(
       "<g class=\"mark {}\" data-role=\"{}\" data-t=\"{}\" data-ranks=\"{}\" data-procs=\"{}\">"
       "<title>{}</title><circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{}\"/>"
-      "<text x=\"{:.1f}\" y=\"{:.1f}\" class=\"ml\">{}</text></g>",
+      "<text x=\"{:.1f}\" y=\"{:.1f}\" class=\"ml\"{}>{}</text></g>",
       init ? "init" : "coll", init ? "initiating" : "collateral", m.has_time ? fmt::format("{:.6f}", m.t) : "",
       html_escape(rank_ranges(m.ranks)), html_escape(fmt::format("{}", fmt::join(m.procs, " "))), html_escape(title),
-      x, y, init ? 8 : 6, x + 11, y + 4, html_escape(short_label(m)));
+      x, y, init ? 8 : 6, left ? x - 11 : x + 11, y + 4, left ? " text-anchor=\"end\"" : "",
+      labelled ? html_escape(short_label(m)) : "");
 }
 
 std::string claim_svg(const Geometry& g, const Timeline& tl, const TimelineRow& row, double y) {
@@ -106,13 +110,20 @@ std::string row_svg(const Geometry& g, const Timeline& tl, const TimelineRow& ro
                           [](const TimelineMark& m) { return m.role == TimelineRole::initiating; });
   std::string ranks = row.ranks.empty() ? "" : abbreviate_list(rank_ranges(row.ranks), 18);
   std::string out = fmt::format(
-      "<g class=\"row{}\" data-hosts=\"{}\" data-label=\"{}\"><rect x=\"0\" y=\"{:.1f}\" width=\"{}\" height=\"{}\" "
+      "<g class=\"row{}\" data-hosts=\"{}\" data-label=\"{}\"><title>{}</title><rect x=\"0\" y=\"{:.1f}\" width=\"{}\" height=\"{}\" "
       "class=\"{}\"/><text x=\"8\" y=\"{:.1f}\" class=\"host\">{}</text><text x=\"{}\" y=\"{:.1f}\" "
       "class=\"rk\" text-anchor=\"end\">{}</text><line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" class=\"lane\"/>",
-      init ? " initrow" : "", row.hosts.size(), html_escape(row.label), y - kRow / 2, kWidth, kRow,
+      init ? " initrow" : "", row.hosts.size(), html_escape(row.label),
+      html_escape(fmt::format("{} ({} {})", row.label, row.hosts.size(), row.hosts.size() == 1 ? "host" : "hosts")),
+      y - kRow / 2, kWidth, kRow,
       i % 2 ? "odd" : "even", y + 4, html_escape(abbreviate_list(row.label, 22)), kLabel, y + 4,
       html_escape(ranks.empty() ? "" : (row.ranks.size() == 1 ? "rank " : "ranks ") + ranks), g.x0, y, g.x1, y);
-  for (const auto& m : row.marks) out += mark_svg(g, m, y);
+  double last = -1e9;
+  for (const auto& m : row.marks) {
+    bool labelled = g.x(m) - last >= 110;
+    if (labelled) last = g.x(m);
+    out += mark_svg(g, m, y, labelled);
+  }
   if (row.claimed) out += claim_svg(g, tl, row, y);
   return out + "</g>";
 }
@@ -142,12 +153,12 @@ std::string axis_svg(const Geometry& g, const Timeline& tl, double y) {
       "<text x=\"{2}\" y=\"{3:.1f}\">initiating: failed first, on its own</text>"
       "<g class=\"mark coll\"><circle cx=\"{4}\" cy=\"{1:.1f}\" r=\"6\"/></g>"
       "<text x=\"{5}\" y=\"{3:.1f}\">collateral: failed because of it</text>",
-      g.x0, ly, g.x0 + 14, ly + 4, g.x0 + 270, g.x0 + 282);
+      g.x0, ly, g.x0 + 14, ly + 4, g.x0 + 240, g.x0 + 252);
   if (tl.claim.present)
     out += fmt::format("<g class=\"claim{}\"><polygon points=\"{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}\"/>"
                        "</g><text x=\"{}\" y=\"{:.1f}\">the launcher's claim{}</text>",
-                       tl.claim.correct ? "" : " wrong", g.x0 + 520, ly - 9, g.x0 + 529, ly, g.x0 + 520, ly + 9,
-                       g.x0 + 511, ly, g.x0 + 536, ly + 4, tl.claim.correct ? "" : " (wrong)");
+                       tl.claim.correct ? "" : " wrong", g.x0 + 470, ly - 9, g.x0 + 479, ly, g.x0 + 470, ly + 9,
+                       g.x0 + 461, ly, g.x0 + 486, ly + 4, tl.claim.correct ? "" : " (wrong)");
   return out + "</g></g>";
 }
 

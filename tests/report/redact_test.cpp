@@ -64,6 +64,11 @@ TEST_CASE("redact: paths keep the system's directories and the part from site-pa
   CHECK(rec["system_nccl"]["path"] == "/usr/lib/x86_64-linux-gnu/libnccl.so.2.28.9");
   CHECK(rec["nccl_env"]["NCCL_TOPO_FILE"] == "/path-2/topo.xml");
   CHECK(out.dump().find("bob") == std::string::npos);
+  // The directory of a file, named on its own later, keeps the file's placeholder.
+  Redactor r = Redactor::from_report(report);
+  r.apply(report);
+  CHECK(r.apply(std::string("via LD_LIBRARY_PATH=/scratch/bob and /scratch/bob/")) ==
+        "via LD_LIBRARY_PATH=/path-2 and /path-2/");
 }
 
 TEST_CASE("redact: folded host lists become the fold of their placeholders") {
