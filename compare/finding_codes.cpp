@@ -161,6 +161,14 @@ constexpr FindingCodeInfo kTable[] = {
      "NCCL's RAS (`ncclras -f json`) reports an NCCL error on a rank (its init state or "
      "asynchronous error)",
      "0.3.0"},
+    {C::nccl_wheel_conflict, "nccl-wheel-conflict", S::error, "", M::gate, kExtension,
+     "two or more nvidia-nccl-cu* wheels in one site-packages: they share "
+     "nvidia/nccl/lib/libnccl.so.2, the last installed wins, and uninstalling either deletes it",
+     "0.3.0"},
+    {C::torch_nccl_pin_mismatch, "torch-nccl-pin-mismatch", S::warning, "", M::gate, kExtension,
+     "the NCCL wheel installed beside PyTorch is not the exact version its wheel requires "
+     "(Requires-Dist)",
+     "0.3.0"},
 };
 
 constexpr std::size_t kRows = std::size(kTable);
@@ -172,7 +180,7 @@ constexpr bool rows_in_enum_order() {
 }
 
 static_assert(rows_in_enum_order(), "kTable must list every FindingCode once, in enum order");
-static_assert(kRows == static_cast<std::size_t>(FindingCode::ras_rank_error) + 1,
+static_assert(kRows == static_cast<std::size_t>(FindingCode::torch_nccl_pin_mismatch) + 1,
               "every FindingCode needs a row in kTable");
 
 const char* mode_meaning(CodeMode m) {

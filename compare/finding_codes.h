@@ -77,6 +77,8 @@ enum class FindingCode {
   diagnose_lines_lost,
   ras_rank_dead,
   ras_rank_error,
+  nccl_wheel_conflict,
+  torch_nccl_pin_mismatch,
 };
 
 struct FindingCodeInfo {

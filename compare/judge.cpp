@@ -226,7 +226,7 @@ void nccl_wheel_rules(const ConfigGroup& g, LocalFindings* out) {
       }
       const std::string& site = wheels[i].site_packages;
       std::string lib = site + "/nvidia/nccl/lib/libnccl.so.2";
-      out->add(g, {"nccl-wheel-conflict", Severity::error,
+      out->add(g, {FindingCode::nccl_wheel_conflict, Severity::error,
                    fmt::format("has {} installed in {}: each installs {}, which is now {}; "
                                "uninstalling either deletes it",
                                names.size() == 2 ? names[0] + " and " + names[1]
@@ -260,7 +260,7 @@ void torch_pin_rule(const ConfigGroup& g, LocalFindings* out) {
                                        broken, t.site_packages, loads)
                          : fmt::format("no nvidia-nccl-cu* wheel in {} (it loads {})",
                                        t.site_packages, loads);
-  out->add(g, {"torch-nccl-pin-mismatch", Severity::warning,
+  out->add(g, {FindingCode::torch_nccl_pin_mismatch, Severity::warning,
                fmt::format("runs PyTorch {}, which requires {}, with {}", t.version,
                            t.nccl_requirement, what),
                t.nccl_requirement, installed.empty() ? "none" : installed,
