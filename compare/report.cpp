@@ -60,7 +60,7 @@ std::string configuration_line(const ConfigGroup& g) {
   // An image's CPU is unknown: a glibc-hwcaps copy of NCCL is what some CPUs get.
   if (!r.nccl.depends_on_cpu.empty())
     nccl += fmt::format(" (depends on the CPU: {})", fmt::join(r.nccl.depends_on_cpu, "; "));
-  // A PyTorch that is there but unreadable is not "no torch" (hostile-input fix, issue 6).
+  // A PyTorch that is there but unreadable is not "no torch".
   std::string torch = r.torch.status == TorchStatus::ok      ? fmt::format("torch {}", r.torch.version)
                       : r.torch.status == TorchStatus::error ? std::string("torch unreadable")
                                                              : std::string("no torch");

@@ -44,9 +44,9 @@ int judge_and_report(const Options& o, const Baseline* baseline, JobResult job) 
   int code = report.verdict == "reject" ? 1 : 0;
 
   ReportOutput out = report_output_of(o);
-  // mpirun hands ranks a pseudo-terminal even when its own output goes to a file, so isatty()
-  // cannot be trusted there.
-  out.tty_color = job.mode != "mpi";
+  // mpirun hands ranks a pseudo-terminal even when its own output goes to a file, and torchrun's
+  // rank 0 shares the agent's terminal with its log lines: isatty() cannot be trusted there.
+  out.tty_color = job.mode != "mpi" && job.mode != "torchrun";
   std::string text = o.quiet ? "" : render_human(report, false);
   if (!text.empty() && text.back() != '\n') text += '\n';
   for (const auto& n : job.notes) text += "note: " + n + "\n";

@@ -40,9 +40,15 @@ int main(int argc, char** argv) {
     case RunMode::probe: break;
   }
   const auto env = current_environment();
+  // torchrun first: its workers inherit the variables of whatever started torchrun itself
+  // (srun's task of the agent, an mpirun around it), which describe the agents, not them.
+  const TorchrunWorker worker = detect_torchrun(env);
+  if (worker.present) return run_torchrun(o, worker);
   const LauncherInfo launcher = detect_launcher(env);
   if (launcher.kind != Launcher::none) return run_mpi(o, launcher, &argc, &argv);
   const SlurmTask task = detect_slurm_task(env);
   if (task.multi_task) return run_slurm_task(o, task);
+  const AnnouncedWorld world = announced_world(env);
+  if (world.size > 1) return run_announced_task(o, world);
   return run_single(o);
 }

@@ -15,6 +15,7 @@ distributed training job would really load.
 
   mpirun -np N denpex-probe [OPTIONS]    every rank probes; rank 0 judges the job
   srun --mpi=pmix denpex-probe [OPTIONS]
+  torchrun ... --no-python denpex-probe  the same through torchrun's store (no MPI)
   denpex-probe [OPTIONS]                 this process alone (Slurm prolog, quick check)
   denpex-probe --root DIR [OPTIONS]      an unpacked container image, read statically
   denpex-probe compare PATH...           saved rank records (--rank-report outputs)
@@ -59,7 +60,10 @@ void add_judging_options(CLI::App* app, Options* out) {
 
 void add_probe_options(CLI::App& app, Options* out) {
   app.add_option("--rank-report", out->rank_report,
-                 "Write this rank's own record as JSON to FILE; %r becomes the rank, %h the host name")
+                 "Write this rank's own record as JSON to FILE; %r becomes the rank (the launcher's "
+                 "global rank: RANK under torchrun), %h the host name, %j the job's id (SLURM_JOB_ID, "
+                 "TORCHELASTIC_RUN_ID, ...); a file another process of this run wrote is never "
+                 "replaced")
       ->type_name("FILE");
   app.add_option("--site-packages", out->site_packages,
                  "A Python site-packages directory to search for PyTorch (repeatable)")
@@ -224,13 +228,15 @@ ReportOutput report_output_of(const Options& o) {
   return out;
 }
 
-std::string expand_report_path(const std::string& pattern, int rank, const std::string& host) {
+std::string expand_report_path(const std::string& pattern, int rank, const std::string& host,
+                               const std::string& job) {
   std::string out;
   for (size_t i = 0; i < pattern.size(); ++i) {
     if (pattern[i] == '%' && i + 1 < pattern.size()) {
       char c = pattern[i + 1];
       if (c == 'r') { out += std::to_string(rank); ++i; continue; }
       if (c == 'h') { out += host; ++i; continue; }
+      if (c == 'j') { out += job; ++i; continue; }
       if (c == '%') { out += '%'; ++i; continue; }
     }
     out += pattern[i];
