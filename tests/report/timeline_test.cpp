@@ -22,6 +22,9 @@ TEST_CASE("parse_report_time: the readers' formats on one clock") {
   // The day of the year as diagnose counts it: 1 January is day 0.
   REQUIRE(parse_report_time("01-01 00:00:01", &b));
   CHECK(b == Approx(1));
+  // The clock of at_us (docs/reports.md): 05-14 is day 133 of the year.
+  REQUIRE(parse_report_time("05-14 10:12:05", &b));
+  CHECK(b * 1e6 == Approx(11527925000000.0));
   for (const char* bad : {"", "yesterday", "13-01 10:00:00", "05-14 25:00:00", "10.12.05"}) {
     INFO(bad);
     CHECK_FALSE(parse_report_time(bad, &b));
