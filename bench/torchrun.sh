@@ -10,7 +10,8 @@
 # floor probes nothing, and the gate's rank 0 waits for every rank's own probe (N of them at
 # once on this machine's cores), so the probe is most of the gap. Subtracting one from the
 # other is no measure of the transport (N probes at once contend, staggered starts overlap),
-# so no row claims it.
+# so no row claims it. A third program, the gate with PYTHONPATH unset (no PyTorch to inspect,
+# a probe of a few ms), shows what is left beside the floor: the transport and the judgement.
 set -u
 BUILD=$1 TABLE=$2 DETAILS=$3
 RUNS=${BENCH_TORCHRUN_RUNS:-9}
@@ -41,7 +42,7 @@ trun() {   # trun N CLOCKFILE OUT PROGRAM ARGS...
     --max-restarts 0 --no-python env LD_PRELOAD="$CLOCK" "$@" >"$out" 2>&1
 }
 for n in $SIZES; do
-  : >"$TMP/floor$n.ms"; : >"$TMP/probe$n.ms"; : >"$TMP/alone$n.ms"; ex=0
+  : >"$TMP/floor$n.ms"; : >"$TMP/probe$n.ms"; : >"$TMP/alone$n.ms"; : >"$TMP/bare$n.ms"; ex=0
   for i in $(seq "$RUNS"); do
     RANK=0 PYTHONPATH=$TORCH DENPEX_BENCH_CLOCK=$TMP/alone$n.ms LD_PRELOAD=$CLOCK "$PROBE" -q \
       >/dev/null 2>&1
@@ -53,6 +54,10 @@ for n in $SIZES; do
       trun "$n" "$TMP/probe$n.ms" "$TMP/probe$n.out" "$PROBE" -q --json "$TMP/probe$n.json" || ex=$?
       trun "$n" "$TMP/floor$n.ms" "$TMP/floor$n.out" "$FLOOR"
     fi
+    # The same gate with no PyTorch on the workers' search path: the probe is then a few ms,
+    # and what is left beside the floor is mostly the transport and the judgement.
+    trun "$n" "$TMP/bare$n.ms" "$TMP/bare$n.out" env -u PYTHONPATH "$PROBE" -q \
+      --json "$TMP/bare$n.json" || ex=$?
   done
   a=$(median_of "$TMP/floor$n.ms"); b=$(median_of "$TMP/probe$n.ms")
   if [ -z "$a" ] || [ -z "$b" ]; then
@@ -64,8 +69,13 @@ for n in $SIZES; do
   row "torchrun -nproc $n rank 0 start to verdict (ms)" "$(calc "$b" 1)" "$(calc "$a" 1)" "+$(calc "$b - $a" 1) ms" "<= floor + 20 ms" "$st"
   c=$(median_of "$TMP/alone$n.ms")
   row "  the probe alone, same environment (ms)" "$(calc "${c:-0}" 1)" "-" "-" "-" "info"
+  d=$(median_of "$TMP/bare$n.ms")
+  if [ -n "$d" ]; then
+    st=MISS; awk "BEGIN { exit !($d <= $a + 20) }" && st=PASS
+    row "torchrun -nproc $n, no PyTorch to inspect (ms)" "$(calc "$d" 1)" "$(calc "$a" 1)" "+$(calc "$d - $a" 1) ms" "<= floor + 20 ms" "$st"
+  fi
   fb=$(sed -n 's/^.*bytes_at_root=\([0-9]*\).*/\1/p' "$TMP/floor$n.out" | tail -1)
   pb=$(sed -n 's/.*"bytes_at_root": *\([0-9-]*\).*/\1/p' "$TMP/probe$n.json" | head -1)
   row "torchrun -nproc $n bytes at rank 0" "${pb:--}" "${fb:--}" "$( [ -n "$pb" ] && [ -n "$fb" ] && calc "$pb / $fb" 2)x" "(K=1: digests only)" "info"
-  detail "torchrun -nproc $n (torch 2.7.1, libuv store): rank 0 start to exit, inside the process, median of $RUNS interleaved runs: floor $a ms, probe $b ms (exit $ex), the probe alone $c ms; bytes at rank 0: probe $pb, floor $fb"
+  detail "torchrun -nproc $n (torch 2.7.1, libuv store): rank 0 start to exit, inside the process, median of $RUNS interleaved runs: floor $a ms, probe $b ms (exit $ex), the probe alone $c ms, the gate with no PyTorch on its path $d ms; bytes at rank 0: probe $pb, floor $fb"
 done

@@ -34,19 +34,7 @@ struct Verdict {
   int32_t aborts;
 };
 
-// Host names are at most 255 bytes (POSIX HOST_NAME_MAX is 64 on Linux); the reason of a failed
-// probe is cut to fit.
-constexpr int kMaxDigestMessage = 8 + 256 + 768;
-
 void pause_briefly() { ::usleep(200); }
-
-std::string digest_message(uint64_t digest, const std::string& host, const std::string& failure) {
-  std::string m(8, '\0');
-  std::memcpy(&m[0], &digest, 8);
-  m += host.substr(0, 255);
-  if (digest == 0) m += '\n' + failure.substr(0, kMaxDigestMessage - m.size() - 1);
-  return m;
-}
 
 }  // namespace
 
@@ -151,7 +139,7 @@ CollectResult MpiJob::send_to_root(const RankRecord* mine, const std::string& ho
     res.error = failed("MPI_Recv", 0, rc);
     return res;
   }
-  // Non-UTF-8 bytes become U+FFFD rather than an exception (issue 6).
+  // Non-UTF-8 bytes become U+FFFD rather than an exception.
   const std::string json =
       mine ? nlohmann::json(*mine).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
            : std::string("{}");
@@ -165,15 +153,7 @@ bool MpiJob::gather_digests(const std::string& my_host, uint64_t my_digest,
                             std::map<int, std::string>* failures) {
   static_assert(sizeof(Reported) == 16, "rank 0 keeps 16 bytes per rank (mpi_job.h)");
   // One copy of each host name: 1M ranks on 125,000 hosts keep 125,000 strings, not 1M.
-  std::unordered_map<std::string_view, uint32_t> host_ids;
-  auto host_id = [&](std::string_view h) {
-    auto it = host_ids.find(h);
-    if (it != host_ids.end()) return it->second;
-    host_names_.emplace_back(h);
-    auto id = static_cast<uint32_t>(host_names_.size() - 1);
-    host_ids.emplace(host_names_.back(), id);
-    return id;
-  };
+  auto host_id = [&](std::string_view h) { return host_names_.intern(h); };
   const double started = monotonic_seconds();
   reported_.clear();
   reported_.push_back({0, host_id(my_host), my_digest});
@@ -203,16 +183,14 @@ bool MpiJob::gather_digests(const std::string& my_host, uint64_t my_digest,
     seen[static_cast<size_t>(from)] = true;
     --outstanding;
     Reported r{from, 0, 0};
-    if (len < 8) {
+    DigestMessage m = parse_digest_message(std::string_view(buf.data(), static_cast<size_t>(len)));
+    if (m.malformed) {
       r.host = host_id("");
       (*failures)[from] = "sent a malformed message";
     } else {
-      std::memcpy(&r.digest, buf.data(), 8);
-      std::string_view rest(buf.data() + 8, static_cast<size_t>(len - 8));
-      size_t nl = rest.find('\n');
-      r.host = host_id(rest.substr(0, nl));
-      if (r.digest == 0)
-        (*failures)[from] = nl == std::string_view::npos ? "" : std::string(rest.substr(nl + 1));
+      r.digest = m.digest;
+      r.host = host_id(m.host);
+      if (r.digest == 0) (*failures)[from] = m.failure;
     }
     reported_.push_back(r);
     double left = deadline - monotonic_seconds();
@@ -244,13 +222,7 @@ bool MpiJob::fetch_records(const RankRecord* mine, double deadline, CollectResul
 bool MpiJob::request_records(const RankRecord* mine, std::map<int, uint64_t>* pending,
                              std::map<uint64_t, RankRecord>* records, CollectResult* res) {
   // The lowest rank of each digest represents it; reported_ is in arrival order.
-  std::map<uint64_t, int> rep;
-  for (const Reported& r : reported_) {
-    if (r.digest == 0) continue;
-    auto it = rep.find(r.digest);
-    if (it == rep.end() || r.rank < it->second) rep[r.digest] = r.rank;
-  }
-  for (const auto& [digest, rank] : rep) {
+  for (const auto& [digest, rank] : representatives(reported_)) {
     if (rank == 0 && mine) {
       (*records)[digest] = *mine;
       continue;
@@ -301,28 +273,7 @@ bool MpiJob::receive_records(double deadline, std::map<int, uint64_t>* pending,
 }
 
 void MpiJob::group_records(std::map<uint64_t, RankRecord>* records, CollectResult* res) {
-  std::map<uint64_t, size_t> group_of;
-  for (auto& [digest, rec] : *records) {
-    group_of[digest] = res->groups.size();
-    ConfigGroup g;
-    g.record = std::move(rec);
-    g.digest = digest;
-    res->groups.push_back(std::move(g));
-  }
-  for (const Reported& r : reported_) {
-    if (r.digest == 0) continue;
-    auto g = group_of.find(r.digest);
-    if (g == group_of.end()) {
-      res->missing.push_back({r.rank, host_names_[r.host],
-                              "its record did not arrive or was unreadable"});
-      continue;
-    }
-    ConfigGroup& group = res->groups[g->second];
-    group.ranks.push_back(r.rank);
-    // Consecutive ranks usually share a host: keep one entry per run (normalize_groups dedups).
-    if (group.hosts.empty() || group.hosts.back() != host_names_[r.host])
-      group.hosts.push_back(host_names_[r.host]);
-  }
+  group_reported(reported_, host_names_, records, &res->groups, &res->missing);
 }
 
 CollectResult MpiJob::gather_at_root(const RankRecord* mine, const std::string& host,

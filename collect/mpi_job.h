@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "collect/mpi_plugin/mpi_plugin.h"
+#include "collect/rank_digests.h"
 #include "compare/group.h"
 #include "compare/judge.h"
 #include "probe/record.h"
@@ -115,11 +116,7 @@ class MpiJob {
   void set_confirm_wait(double seconds) { confirm_wait_ = seconds; }
 
  private:
-  struct Reported {        // 16 bytes per rank at rank 0
-    int32_t rank;
-    uint32_t host;         // index into host_names_
-    uint64_t digest;       // 0: its probe failed
-  };
+  using Reported = ReportedRank;   // 16 bytes per rank at rank 0 (collect/rank_digests.h)
 
   int tell_verdict(int code, std::string* note);
   int hear_verdict(double until, std::string* note);
@@ -155,7 +152,7 @@ class MpiJob {
   JobEnd end_ = JobEnd::finalize;
   double confirm_wait_ = kConfirmWait;
   std::vector<Reported> reported_;   // rank 0: every rank that sent phase-1 messages
-  std::deque<std::string> host_names_;   // rank 0: each distinct host once (stable addresses)
+  HostNames host_names_;             // rank 0: each distinct host once
 };
 
 }  // namespace denpex

@@ -10,7 +10,7 @@
 namespace denpex {
 
 uint32_t FrStrings::id(std::string_view s) {
-  auto it = ids_.find(std::string(s));
+  auto it = ids_.find(s);
   if (it != ids_.end()) return it->second;
   uint32_t n = static_cast<uint32_t>(texts_.size());
   texts_.emplace_back(s);

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <string>
 #include <string_view>
@@ -26,8 +27,9 @@ class FrStrings {
   const std::string& text(uint32_t id) const { return texts_[id]; }
 
  private:
-  std::unordered_map<std::string, uint32_t> ids_;
-  std::vector<std::string> texts_;
+  // Keys view the texts, which a deque never moves: a lookup allocates nothing.
+  std::unordered_map<std::string_view, uint32_t> ids_;
+  std::deque<std::string> texts_;
 };
 
 enum class FrCallState : uint8_t { unknown, scheduled, started, completed };

@@ -98,6 +98,43 @@ std::string short_list(const std::vector<std::string>& items, std::size_t max) {
   return text;
 }
 
+// "nvidia-nccl-cu12 2.20.5"
+std::string wheel_name(const NcclWheel& w) { return fmt::format("{} {}", w.project, w.version); }
+
+// The fix for an environment whose NCCL wheels are wrong: the wheel PyTorch requires when
+// PyTorch is installed there, else the one the user's framework needs.
+std::string reinstall_fix(const TorchInfo& t, const std::string& site,
+                          const std::vector<std::string>& uninstall) {
+  std::string first = uninstall.empty()
+                          ? ""
+                          : fmt::format("pip uninstall -y {}, then ", fmt::join(uninstall, " "));
+  if (t.status == TorchStatus::ok && !t.nccl_requirement.empty() && t.site_packages == site)
+    return fmt::format("{}pip install '{}' (the NCCL PyTorch {} requires) in the environment of "
+                       "{}",
+                       first, t.nccl_requirement, t.version, site);
+  return fmt::format("{}pip install the one nvidia-nccl-cu* wheel your framework requires, in "
+                     "the environment of {}",
+                     first, site);
+}
+
+// A wheel environment whose NCCL wheel is the wrong one is fixed with pip; a library that wins
+// through the loader's path is taken off it.
+std::string abi_fix(const RankRecord& r, const AbiCheck& abi) {
+  const TorchInfo& t = r.torch;
+  const bool torch_consumer = t.libtorch_cuda == abi.consumer && !t.nccl_requirement.empty();
+  if (torch_consumer && t.nccl.linkage == "wheel" &&
+      abi.library.compare(0, t.site_packages.size() + 1, t.site_packages + "/") == 0)
+    return reinstall_fix(t, t.site_packages, {});
+  return fmt::format("make {} load the NCCL it was built with{}: take {} off "
+                     "LD_LIBRARY_PATH/LD_PRELOAD, or install an NCCL new enough to export these "
+                     "symbols",
+                     abi.consumer,
+                     torch_consumer ? fmt::format(" (PyTorch {} requires {})", t.version,
+                                                  t.nccl_requirement)
+                                    : " (for a PyTorch wheel, its nvidia-nccl-cu* wheel)",
+                     abi.library);
+}
+
 // `nccl_required`: false when a baseline pins no NCCL and no rank has one (a host whose jobs run
 // in containers brings no NCCL of its own; the baseline's own rule is that an unpinned part is
 // not checked).
@@ -131,11 +168,7 @@ void nccl_rules(const ConfigGroup& g, bool nccl_required, LocalFindings* out) {
                  fmt::format("would fail with \"undefined symbol: {}\": {} needs {} which {} does "
                              "not export",
                              abi.missing.front(), abi.consumer, symbols, library),
-                 fmt::format("an NCCL exporting {}", symbols), library,
-                 fmt::format("make {} load the NCCL it was built with (for a PyTorch wheel, its "
-                             "nvidia-nccl-cu* wheel): take {} off LD_LIBRARY_PATH/LD_PRELOAD, or "
-                             "install an NCCL new enough to export these symbols",
-                             abi.consumer, abi.library)});
+                 fmt::format("an NCCL exporting {}", symbols), library, abi_fix(g.record, abi)});
   }
 }
 
@@ -172,6 +205,66 @@ void torch_nccl_rules(const ConfigGroup& g, LocalFindings* out) {
                            "job (nccl-tests, MPI+NCCL codes) install NCCL {} system-wide or put "
                            "PyTorch's NCCL directory on their LD_LIBRARY_PATH",
                            t.nccl.version)});
+}
+
+// Every nvidia-nccl-cu* wheel installs the same file, nvidia/nccl/lib/libnccl.so.2: two in one
+// site-packages leave it to whichever was installed last, and uninstalling either deletes it
+// (the "undefined symbol: ncclCommResume" / "ncclMemFree" reports).
+void nccl_wheel_rules(const ConfigGroup& g, LocalFindings* out) {
+  const auto& wheels = g.record.nccl_wheels;
+  for (size_t i = 0; i < wheels.size();) {
+    size_t end = i;
+    while (end < wheels.size() && wheels[end].site_packages == wheels[i].site_packages) ++end;
+    if (end - i >= 2) {
+      std::vector<std::string> names, projects;
+      std::string owner;
+      for (size_t k = i; k < end; ++k) {
+        names.push_back(wheel_name(wheels[k]));
+        if (std::find(projects.begin(), projects.end(), wheels[k].project) == projects.end())
+          projects.push_back(wheels[k].project);
+        if (wheels[k].owns_library == "yes") owner = wheel_name(wheels[k]);
+      }
+      const std::string& site = wheels[i].site_packages;
+      std::string lib = site + "/nvidia/nccl/lib/libnccl.so.2";
+      out->add(g, {"nccl-wheel-conflict", Severity::error,
+                   fmt::format("has {} installed in {}: each installs {}, which is now {}; "
+                               "uninstalling either deletes it",
+                               names.size() == 2 ? names[0] + " and " + names[1]
+                                                 : short_list(names, 4),
+                               site, lib,
+                               owner.empty() ? "whichever was installed last"
+                                             : owner + "'s (installed last)"),
+                   "one nvidia-nccl-cu* wheel", fmt::format("{}", fmt::join(names, ", ")),
+                   reinstall_fix(g.record.torch, site, projects)});
+    }
+    i = end;
+  }
+}
+
+// PyTorch's wheel requires one exact NCCL wheel (Requires-Dist); pip warns about another at
+// install time and never again.
+void torch_pin_rule(const ConfigGroup& g, LocalFindings* out) {
+  const TorchInfo& t = g.record.torch;
+  if (t.status != TorchStatus::ok || t.nccl_requirement_met != "no") return;
+  std::string installed, broken;
+  for (const auto& w : g.record.nccl_wheels) {
+    if (w.site_packages != t.site_packages) continue;
+    if (w.owns_library == "no" && broken.empty()) broken = wheel_name(w);
+    if (w.owns_library != "no" && installed.empty()) installed = wheel_name(w);
+  }
+  std::string loads = t.nccl.path.empty() ? "none found" : t.nccl.path;
+  std::string what =
+      !installed.empty() ? fmt::format("{} installed in {}", installed, t.site_packages)
+      : !broken.empty()  ? fmt::format("{} recorded in {} but its libnccl.so.2 gone or another "
+                                       "wheel's (it loads {})",
+                                       broken, t.site_packages, loads)
+                         : fmt::format("no nvidia-nccl-cu* wheel in {} (it loads {})",
+                                       t.site_packages, loads);
+  out->add(g, {"torch-nccl-pin-mismatch", Severity::warning,
+               fmt::format("runs PyTorch {}, which requires {}, with {}", t.version,
+                           t.nccl_requirement, what),
+               t.nccl_requirement, installed.empty() ? "none" : installed,
+               reinstall_fix(t, t.site_packages, {})});
 }
 
 void driver_rules(const ConfigGroup& g, const JudgeOptions& options, LocalFindings* out) {
@@ -785,6 +878,8 @@ std::vector<Finding> judge(const std::vector<ConfigGroup>& all_groups,
       torch_rules(g, &local);
       untrusted_rule(g, &local);
       probe_self_rules(g, &local);
+      nccl_wheel_rules(g, &local);
+      torch_pin_rule(g, &local);
     }
     timeout_rule(missing, &local);
     local.emit(&findings);

@@ -10,6 +10,7 @@
 #include "compare/config_diff.h"
 #include "compare/facts.h"
 #include "compare/fold.h"
+#include "compare/text_paint.h"
 
 namespace denpex {
 
@@ -45,14 +46,6 @@ std::size_t count(const std::vector<Finding>& findings, Severity s) {
 std::string plural(std::size_t n, const char* one, const char* many) {
   return fmt::format("{} {}", n, n == 1 ? one : many);
 }
-
-// ANSI SGR codes, or nothing when colour is off.
-struct Palette {
-  bool on;
-  std::string paint(const std::string& text, const char* code) const {
-    return on ? fmt::format("\x1b[{}m{}\x1b[0m", code, text) : text;
-  }
-};
 
 // One line describing a configuration: what decides whether ranks can talk to each other.
 std::string configuration_line(const ConfigGroup& g) {
@@ -138,13 +131,12 @@ json report_json(const ClusterReport& report) {
 }
 
 std::string render_human(const ClusterReport& report, bool color) {
-  Palette p{color};
   std::size_t errors = count(report.findings, Severity::error);
   std::size_t warnings = count(report.findings, Severity::warning);
   bool pass = report.verdict == "pass";
   std::string out;
   out += fmt::format("denpex-probe: {}  {}, {}  ({} on {})\n",
-                     p.paint(pass ? "PASS" : "REJECT", pass ? "1;32" : "1;31"),
+                     pass ? "PASS" : "REJECT",
                      plural(errors, "error", "errors"), plural(warnings, "warning", "warnings"),
                      plural(static_cast<std::size_t>(report.nranks), "rank", "ranks"),
                      plural(static_cast<std::size_t>(report.nhosts), "host", "hosts"));
@@ -153,8 +145,7 @@ std::string render_human(const ClusterReport& report, bool color) {
   for (std::size_t i = 0; i < shown; ++i) {
     const Finding& f = report.findings[i];
     bool error = f.severity == Severity::error;
-    out += fmt::format("\n{} {}\n", p.paint(error ? "error  " : "warning", error ? "1;31" : "1;33"),
-                       p.paint(f.code, "1"));
+    out += fmt::format("\n{} {}\n", error ? "error  " : "warning", f.code);
     out += fmt::format("  {}\n", f.message);
     if (!f.expected.empty() || !f.found.empty()) {
       out += fmt::format("  expected: {}   found: {}\n", f.expected.empty() ? "-" : f.expected,
@@ -167,9 +158,7 @@ std::string render_human(const ClusterReport& report, bool color) {
   }
 
   if (!report.configurations.empty()) {
-    out += fmt::format("\n{}\n", p.paint(plural(report.configurations.size(), "configuration:",
-                                                "configurations:"),
-                                         "1"));
+    out += fmt::format("\n{}\n", plural(report.configurations.size(), "configuration:", "configurations:"));
     std::size_t nconf = std::min(report.configurations.size(), kMaxConfigurationsShown);
     for (std::size_t i = 0; i < nconf; ++i) {
       out += fmt::format("  [{}] {}{}\n", i + 1, configuration_line(report.configurations[i]),
@@ -179,7 +168,7 @@ std::string render_human(const ClusterReport& report, bool color) {
       out += fmt::format("  ... and {} more (see --json)\n", report.configurations.size() - nconf);
     }
   }
-  return out;
+  return color ? paint_report(out) : out;
 }
 
 }  // namespace denpex

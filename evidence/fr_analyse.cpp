@@ -1,6 +1,10 @@
 #include "evidence/fr_analyse.h"
 
 #include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -70,11 +74,11 @@ std::string stack_summary(const FrDump& d, const std::vector<uint32_t>& frames) 
 
 uint32_t FrJobBuilder::stack_id(const FrDump& d, const FrEntry& e,
                                 std::unordered_map<std::string, uint32_t>* cache) {
-  std::string key(reinterpret_cast<const char*>(e.frames.data()), e.frames.size() * sizeof(uint32_t));
-  auto it = cache->find(key);
+  key_.assign(reinterpret_cast<const char*>(e.frames.data()), e.frames.size() * sizeof(uint32_t));
+  auto it = cache->find(key_);
   if (it != cache->end()) return it->second;
   uint32_t id = job_.strings.id(stack_summary(d, e.frames));
-  cache->emplace(std::move(key), id);
+  cache->emplace(key_, id);
   return id;
 }
 
@@ -170,17 +174,93 @@ void add_dump(const FrDump& d, FrJobBuilder* b, FrAnalysis* out) {
 
 }  // namespace
 
-FrAnalysis analyse_fr_dumps(const std::vector<std::string>& paths, const PickleLimits& limits) {
+namespace {
+
+FrDump read_path(const std::string& p, const PickleLimits& limits) {
+  OpenedInput in = open_input(p);
+  if (in.status != OpenedInput::Status::ok) {
+    FrDump d;
+    d.source = p;
+    d.status = FrDump::Status::malformed;
+    d.message = in.message;
+    return d;
+  }
+  return read_fr_dump(in.source.get(), p, limits);
+}
+
+// Dumps read by worker threads, handed out in path order.
+class ParallelReader {
+ public:
+  ParallelReader(const std::vector<std::string>& paths, const PickleLimits& limits)
+      : paths_(paths), limits_(limits), slots_(paths.size()) {}
+  ~ParallelReader() {
+    {
+      std::lock_guard<std::mutex> g(m_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (std::thread& t : workers_) t.join();
+  }
+  ParallelReader(const ParallelReader&) = delete;
+  ParallelReader& operator=(const ParallelReader&) = delete;
+
+  // False when no thread could be started (the caller reads alone).
+  bool start(unsigned n) {
+    try {
+      for (unsigned i = 0; i < n; ++i) workers_.emplace_back([this] { work(); });
+    } catch (const std::system_error&) {
+    }
+    return !workers_.empty();
+  }
+  FrDump take(size_t i) {
+    std::unique_lock<std::mutex> g(m_);
+    cv_.wait(g, [&] { return slots_[i].has_value(); });
+    FrDump d = std::move(*slots_[i]);
+    slots_[i].reset();
+    taken_ = i + 1;
+    cv_.notify_all();
+    return d;
+  }
+
+ private:
+  static constexpr size_t kAhead = 8;
+  void work() {
+    for (;;) {
+      size_t i;
+      {
+        std::unique_lock<std::mutex> g(m_);
+        cv_.wait(g, [&] { return stop_ || next_ >= paths_.size() || next_ < taken_ + kAhead; });
+        if (stop_ || next_ >= paths_.size()) return;
+        i = next_++;
+      }
+      FrDump d = read_path(paths_[i], limits_);
+      {
+        std::lock_guard<std::mutex> g(m_);
+        slots_[i] = std::move(d);
+      }
+      cv_.notify_all();
+    }
+  }
+  const std::vector<std::string>& paths_;
+  const PickleLimits& limits_;
+  std::vector<std::optional<FrDump>> slots_;
+  std::vector<std::thread> workers_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  size_t next_ = 0, taken_ = 0;
+  bool stop_ = false;
+};
+
+}  // namespace
+
+FrAnalysis analyse_fr_dumps(const std::vector<std::string>& paths, const PickleLimits& limits,
+                            unsigned threads) {
   FrAnalysis out;
   FrJobBuilder b;
-  for (const std::string& p : paths) {
-    OpenedInput in = open_input(p);
-    if (in.status != OpenedInput::Status::ok) {
-      out.problems.push_back(in.message);
-      continue;
-    }
-    add_dump(read_fr_dump(in.source.get(), p, limits), &b, &out);
-  }
+  ParallelReader reader(paths, limits);
+  bool parallel = threads > 1 && paths.size() > 1 && reader.start(threads);
+  for (size_t i = 0; i < paths.size(); ++i)
+    add_dump(parallel ? reader.take(i) : read_path(paths[i], limits), &b, &out);
   out.judgement = judge_fr_dumps(b.finish());
   return out;
 }

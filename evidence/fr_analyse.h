@@ -23,6 +23,7 @@ class FrJobBuilder {
 
  private:
   uint32_t stack_id(const FrDump& d, const FrEntry& e, std::unordered_map<std::string, uint32_t>* cache);
+  std::string key_;  // reused for each entry's stack key
   FrJobDumps job_;
   std::unordered_map<std::string, size_t> group_index_;
   std::vector<int> world_;
@@ -38,9 +39,11 @@ struct FrAnalysis {
 };
 
 // Opens each path (evidence/input_source.h: compressed dumps too), reads it as a dump, and judges
-// them together. Never throws; a file that cannot be read is a problem, the rest still judged.
+// them together. `threads` workers read and parse the files (at most 8 dumps ahead of the one
+// being added); the dumps are added in path order, so the result does not depend on them. Never
+// throws; a file that cannot be read is a problem, the rest still judged.
 FrAnalysis analyse_fr_dumps(const std::vector<std::string>& paths,
-                            const PickleLimits& limits = PickleLimits{});
+                            const PickleLimits& limits = PickleLimits{}, unsigned threads = 2);
 
 // The same on dumps already read (tests, and callers that classified the inputs first).
 FrAnalysis analyse_fr_dumps(const std::vector<FrDump>& dumps);

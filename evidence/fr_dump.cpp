@@ -15,7 +15,7 @@ using Kind = PickleValue::Kind;
 
 // A JSON document as the same tree a pickle gives, so one extractor reads both. The bounded
 // parser already capped nesting at 64, which bounds this recursion.
-PickleValue tree_of(const nlohmann::json& j) {
+PickleValue tree_of(const nlohmann::json& j, PickleArena* arena) {
   switch (j.type()) {
     case nlohmann::json::value_t::null: return PickleValue::none();
     case nlohmann::json::value_t::boolean: return PickleValue::boolean(j.get<bool>());
@@ -26,16 +26,16 @@ PickleValue tree_of(const nlohmann::json& j) {
                                       : PickleValue::floating(static_cast<double>(u));
     }
     case nlohmann::json::value_t::number_float: return PickleValue::floating(j.get<double>());
-    case nlohmann::json::value_t::string: return PickleValue::text(Kind::string, j.get<std::string>());
+    case nlohmann::json::value_t::string: return PickleValue::text(arena, Kind::string, j.get<std::string>());
     case nlohmann::json::value_t::array: {
-      PickleValue v = PickleValue::container(Kind::list);
-      for (const auto& x : j) v.node()->items.push_back(tree_of(x));
+      PickleValue v = PickleValue::container(arena, Kind::list);
+      for (const auto& x : j) v.node()->items.push_back(tree_of(x, arena));
       return v;
     }
     case nlohmann::json::value_t::object: {
-      PickleValue v = PickleValue::container(Kind::dict);
+      PickleValue v = PickleValue::container(arena, Kind::dict);
       for (auto it = j.begin(); it != j.end(); ++it)
-        v.node()->entries.emplace_back(PickleValue::text(Kind::string, it.key()), tree_of(it.value()));
+        v.node()->entries.emplace_back(PickleValue::text(arena, Kind::string, it.key()), tree_of(it.value(), arena));
       return v;
     }
     default: break;
@@ -327,7 +327,8 @@ FrDump read_fr_dump(std::string_view bytes, const std::string& name, const Pickl
                             j.status == BoundedJsonStatus::too_deep ? "shallow" : "valid");
     return d;
   }
-  read_tree(tree_of(j.value), &d);
+  PickleArena arena;
+  read_tree(tree_of(j.value, &arena), &d);
   return d;
 }
 

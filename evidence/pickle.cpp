@@ -27,8 +27,9 @@ const std::vector<std::pair<PickleValue, PickleValue>>& PickleValue::entries() c
 }
 const PickleValue* PickleValue::find(std::string_view key) const {
   if (kind_ != Kind::dict) return nullptr;
-  for (const auto& [k, v] : node_->entries)
-    if (k.kind_ == Kind::string && k.node_->text == key) return &v;
+  // The last entry of a key wins, as when Python builds the dict.
+  for (auto it = node_->entries.rbegin(); it != node_->entries.rend(); ++it)
+    if (it->first.kind_ == Kind::string && it->first.node_->text == key) return &it->second;
   return nullptr;
 }
 PickleValue PickleValue::none() { return PickleValue(); }
@@ -50,17 +51,17 @@ PickleValue PickleValue::floating(double f) {
   v.scalar_.f = f;
   return v;
 }
-PickleValue PickleValue::text(Kind k, std::string s) {
+PickleValue PickleValue::text(PickleArena* arena, Kind k, std::string s) {
   PickleValue v;
   v.kind_ = k;
-  v.node_ = std::make_shared<Node>();
+  v.node_ = &arena->nodes.emplace_back();
   v.node_->text = std::move(s);
   return v;
 }
-PickleValue PickleValue::container(Kind k) {
+PickleValue PickleValue::container(PickleArena* arena, Kind k) {
   PickleValue v;
   v.kind_ = k;
-  v.node_ = std::make_shared<Node>();
+  v.node_ = &arena->nodes.emplace_back();
   return v;
 }
 
@@ -137,7 +138,10 @@ struct StackItem {
 
 class Unpickler {
  public:
-  Unpickler(std::string_view in, const PickleLimits& limits) : in_(in), lim_(limits) {}
+  Unpickler(std::string_view in, const PickleLimits& limits) : in_(in), lim_(limits) {
+    result_.arena = std::make_shared<PickleArena>();
+    stack_.reserve(256);
+  }
   PickleResult run();
 
  private:
@@ -188,6 +192,7 @@ class Unpickler {
     return true;
   }
   size_t floor() const { return marks_.empty() ? 0 : marks_.back(); }
+  PickleArena* arena() { return result_.arena.get(); }
   bool pop(StackItem* out) {
     if (stack_.size() <= floor()) return fail(Status::malformed, "pops an empty stack");
     *out = std::move(stack_.back());
@@ -287,7 +292,7 @@ bool Unpickler::dispatch(uint8_t op) {
     case 'X': case 0x8c: case 0x8d: case 'B': case 'C': case 0x8e: case 0x96: case 'T': case 'U':
       return text(op);
     case ']': case ')': case '}': return count() && push(PickleValue::container(
-        op == ']' ? Kind::list : op == ')' ? Kind::tuple : Kind::dict));
+        arena(), op == ']' ? Kind::list : op == ')' ? Kind::tuple : Kind::dict));
     case 'l': case 't': case 'd': case 0x85: case 0x86: case 0x87: return build_from_mark(op);
     case 'a': case 'e': case 's': case 'u': return fill_from_mark(op);
     case 'q': case 'r': case 0x94: case 'h': case 'j': return memo(op);
@@ -354,7 +359,7 @@ bool Unpickler::text(uint8_t op) {
     return fail(Status::too_large, fmt::format("a string of {} bytes (up to {} are read)", n,
                                                lim_.max_string_bytes));
   if (!need(n) || !count()) return false;
-  PickleValue v = PickleValue::text(kind, std::string(in_.substr(pos_, n)));
+  PickleValue v = PickleValue::text(arena(), kind, std::string(in_.substr(pos_, n)));
   pos_ += n;
   return push(std::move(v));
 }
@@ -411,8 +416,10 @@ bool Unpickler::build_from_mark(uint8_t op) {
   if (kind == Kind::dict && (stack_.size() - first) % 2 != 0)
     return fail(Status::malformed, "a key without a value");
   if (!count()) return false;
-  PickleValue v = PickleValue::container(kind);
+  PickleValue v = PickleValue::container(arena(), kind);
   PickleValue::Node* node = v.node();
+  node->items.reserve(kind == Kind::dict ? 0 : stack_.size() - first);
+  node->entries.reserve(kind == Kind::dict ? (stack_.size() - first) / 2 : 0);
   for (size_t k = first; k < stack_.size(); ++k)
     if (!place(&v, stack_[k])) return false;
   if (kind == Kind::dict) {
@@ -441,6 +448,8 @@ bool Unpickler::fill_from_mark(uint8_t op) {
   PickleValue* target = nullptr;
   if (!mutable_top(is_dict ? Kind::dict : Kind::list, stack_.size() - first, &target)) return false;
   PickleValue::Node* node = target->node();
+  if (is_dict) node->entries.reserve(node->entries.size() + (stack_.size() - first) / 2);
+  else node->items.reserve(node->items.size() + stack_.size() - first);
   for (size_t k = first; k < stack_.size(); ++k)
     if (!place(target, stack_[k])) return false;
   if (is_dict) {

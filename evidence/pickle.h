@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -22,9 +23,12 @@
 
 namespace denpex::evidence {
 
-// One value of the tree: scalars held inline, strings and containers shared (a memo reference
-// is the same node, as in Python: `identity()` tells them apart). Containers never form cycles:
-// the reader refuses to change one that was already put inside another.
+struct PickleArena;
+
+// One value of the tree: scalars held inline, strings and containers as nodes of the tree's
+// arena (a memo reference is the same node, as in Python: `identity()` tells them apart). A
+// value is valid while its arena lives (PickleResult::arena). Containers never form cycles: the
+// reader refuses to change one that was already put inside another.
 class PickleValue {
  public:
   enum class Kind : uint8_t { none, boolean, integer, floating, string, bytes, list, tuple, dict };
@@ -43,15 +47,15 @@ class PickleValue {
   // The value of the dict entry whose key is the string `key`; nullptr when absent or not a dict.
   const PickleValue* find(std::string_view key) const;
   // The shared node of a string or container (nullptr for scalars): equal for memo references.
-  const void* identity() const { return node_.get(); }
+  const void* identity() const { return node_; }
 
   static PickleValue none();
   static PickleValue boolean(bool b);
   static PickleValue integer(int64_t i);
   static PickleValue floating(double f);
-  static PickleValue text(Kind k, std::string s);  // string or bytes
-  static PickleValue container(Kind k);            // an empty list, tuple or dict
-  Node* node() const { return node_.get(); }
+  static PickleValue text(PickleArena* arena, Kind k, std::string s);  // string or bytes
+  static PickleValue container(PickleArena* arena, Kind k);            // an empty list, tuple or dict
+  Node* node() const { return node_; }
 
  private:
   Kind kind_ = Kind::none;
@@ -60,7 +64,7 @@ class PickleValue {
     int64_t i;
     double f;
   } scalar_{};
-  std::shared_ptr<Node> node_;
+  Node* node_ = nullptr;
 };
 
 struct PickleValue::Node {
@@ -69,6 +73,11 @@ struct PickleValue::Node {
   std::vector<std::pair<PickleValue, PickleValue>> entries;
   uint32_t depth = 1;   // containers nested in this one, itself included
   bool sealed = false;  // put inside another container: no longer changed
+};
+
+// Where a tree's nodes live: one allocation per block of nodes, freed together.
+struct PickleArena {
+  std::deque<PickleValue::Node> nodes;
 };
 
 // Each bound keeps a hostile input's cost small: together at most about 500 MB of memory.
@@ -91,7 +100,8 @@ struct PickleResult {
   };
   Status status = Status::malformed;
   std::string message;  // "<opcode> at offset N: ..." when not ok
-  PickleValue value;
+  PickleValue value;    // valid while `arena` lives
+  std::shared_ptr<PickleArena> arena;
   size_t values = 0;    // strings and containers made
 };
 

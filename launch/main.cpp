@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
       c.json_path = o.json_path;
       c.quiet = o.quiet;
       c.strict = o.strict;
+      c.output = report_output_of(o);
       return run_collectives(c);
     }
     case RunMode::diagnose: {
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
       d.paths = o.paths;
       d.json_path = o.json_path;
       d.quiet = o.quiet;
+      d.output = report_output_of(o);
       return run_diagnose(d);
     }
     case RunMode::root: return run_single(o);

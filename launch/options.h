@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "launch/report_output.h"
+
 namespace denpex {
 
 enum class RunMode {
@@ -18,6 +20,9 @@ struct Options {
   RunMode mode = RunMode::probe;
   std::vector<std::string> paths;         // compare / collectives inputs
   std::string json_path;                  // --json ("" = none, "-" = stdout)
+  std::string html_path;                  // --html FILE: the self-contained page ("" = none)
+  bool brief = false;                     // --brief: the verdict and the lead lines only
+  bool redact = false;                    // --redact: hosts, addresses, paths, users replaced
   std::string rank_report;                // --rank-report (%r = rank, %h = host, %j = job)
   std::string baseline;                   // --baseline
   std::string write_baseline;             // --write-baseline
@@ -41,6 +46,10 @@ enum class ParseStatus { parsed, exit_ok, usage };
 
 // Parses argv. Never throws.
 ParseStatus parse_options(int argc, char** argv, Options* out);
+
+// How this command line wants its report written (--json, --html, --brief, --redact, --color,
+// --quiet).
+ReportOutput report_output_of(const Options& o);
 
 // --rank-report's path with %r replaced by the rank, %h by the host name and %j by `job`.
 std::string expand_report_path(const std::string& pattern, int rank, const std::string& host,

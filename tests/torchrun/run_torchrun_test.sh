@@ -45,7 +45,9 @@ if [ -n "${HANG_RANK:-}" ] && [ "$RANK" = "$HANG_RANK" ]; then exec sleep 60; fi
 if [ -n "${PRELOAD_GROUP:-}" ] && [ "$GROUP_RANK" = "$PRELOAD_GROUP" ]; then
   export LD_PRELOAD=$PRELOAD_LIB
 fi
-"$probe" "$@" --json "$dir/report.$RANK.json" >"$dir/out.$RANK.txt" 2>"$dir/err.$RANK.txt"
+set -- "$@" --json "$dir/report.$RANK.json"
+[ -z "${REPORT_PATTERN:-}" ] || set -- "$@" --rank-report "$REPORT_PATTERN"
+"$probe" "$@" >"$dir/out.$RANK.txt" 2>"$dir/err.$RANK.txt"
 rc=$?
 echo "$rc" >"$dir/rc.$RANK.$TORCHELASTIC_RESTART_COUNT"
 exit "$rc"
@@ -104,6 +106,27 @@ jq_is "$DIR/report.0.json" .mode torchrun
 jq_is "$DIR/report.0.json" .nranks 4
 jq_is "$DIR/report.0.json" '.configurations[0].hosts | join(",")' node01,node02
 [ ! -e "$DIR/report.1.json" ] || fail "a rank other than 0 wrote the cluster report"
+
+echo "== --rank-report DIR/%j-%r.json: one file per RANK, compare judges them as the live run did"
+REPORT_PATTERN=$SCRATCH/reports/%j-%r.json
+mkdir -p "$SCRATCH/reports"
+REPORT_PATTERN=$REPORT_PATTERN run_case records --max-restarts 0
+expect_workers 0 0 1 2 3
+n=$(ls "$SCRATCH/reports" | wc -l)
+[ "$n" = 4 ] || fail "$n rank reports, expected 4: $(ls "$SCRATCH/reports")"
+run_id=$(ls "$SCRATCH/reports" | sed -n 's/-0\.json$//p')
+[ -n "$run_id" ] && [ -e "$SCRATCH/reports/$run_id-3.json" ] || fail "%j/%r not expanded: $(ls "$SCRATCH/reports")"
+"$PROBE" compare --json "$SCRATCH/compare.json" "$SCRATCH/reports" >/dev/null || fail "compare did not pass"
+jq_is "$SCRATCH/compare.json" '"\(.verdict) \(.nranks) \(.nhosts)"' "pass 4 2"
+
+echo "== every rank given one --rank-report file: the first wins, the others refused, the gate still judges"
+REPORT_PATTERN=$SCRATCH/one.json run_case collide --max-restarts 0
+expect_workers 0 0 1 2 3
+refused=$(grep -l "already written by rank .* of this run: two processes map to one file" "$DIR"/err.*.txt | wc -l)
+[ "$refused" = 3 ] || { cat "$DIR"/err.*.txt >&2; fail "$refused ranks refused, expected 3"; }
+writer=$(jq -r .rank "$SCRATCH/one.json")
+grep -q "\"run\": \"torchrun:" "$SCRATCH/one.json" || fail "the report does not carry its run"
+[ ! -s "$DIR/err.$writer.txt" ] || fail "the rank that wrote one.json ($writer) complained"
 
 echo "== agent 1's workers preload NCCL 2.21.5: REJECT naming ranks 2-3 (GROUP_RANK 1)"
 PRELOAD_GROUP=1 PRELOAD_LIB=$OTHER_NCCL run_case reject --max-restarts 0
