@@ -204,7 +204,13 @@ out=$(timeout 90 srun -N1 --time=2 true 2>&1) || fail "(a) srun -N1 true failed:
 timeout 60 "$probe" compare --quiet "$T/denpex-spool" ||
   fail "(a) denpex-probe compare on the spool exited $?"
 grep -q '"rank": 0' "$T/denpex-spool/$(hostname).json" || fail "(a) spooled record has no rank 0"
-state=$(timeout 10 sinfo -h -N -n "$node" -o '%T')
+# srun returns before slurmctld has finished the job's clean-up: the node is 'completing' for
+# a moment (longer on a loaded machine), then idle, or drained if the prolog had failed.
+for _ in $(seq 1 40); do
+  state=$(timeout 10 sinfo -h -N -n "$node" -o '%T')
+  [ "$state" = completing ] || break
+  sleep 0.5
+done
 [ "$state" = idle ] || fail "(a) node is '$state' after the job, expected idle"
 echo "ok (a): job ran; record spooled; node idle"
 
