@@ -1,5 +1,7 @@
 #include "evidence/ras_json.h"
 
+#include "compare/finding_codes.h"
+
 #include <algorithm>
 #include <limits>
 
@@ -146,7 +148,7 @@ void judge_missing(const RasCommunicator& c, std::vector<Finding>* out) {
     out->push_back(std::move(f));
   };
   if (!dead.empty())
-    finding("ras-rank-dead", Severity::error, dead, dead_hosts,
+    finding(code_name(FindingCode::ras_rank_dead), Severity::error, dead, dead_hosts,
             "is considered dead by NCCL's RAS: its process is gone, and the others wait for it",
             "read that rank's own log for why its process ended (a crash, the OOM killer, a node failure)");
   if (!unreachable.empty())
@@ -161,7 +163,7 @@ void judge_errors(const RasCommunicator& c, std::vector<Finding>* out) {
     bool async_bad = r.async_error != 0 && r.async_error != 7;
     if (!init_bad && !async_bad) continue;
     Finding f;
-    f.code = "ras-rank-error";
+    f.code = code_name(FindingCode::ras_rank_error);
     f.severity = Severity::error;
     f.comm = comm_label(c);
     f.ranks = {r.rank};
