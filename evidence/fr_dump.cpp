@@ -48,7 +48,10 @@ PickleValue tree_of(const nlohmann::json& j, PickleArena* arena) {
 int64_t int_of(const PickleValue* v, int64_t fallback = -1) {
   if (!v) return fallback;
   if (v->is(Kind::integer)) return v->as_int();
-  if (v->is(Kind::floating)) return static_cast<int64_t>(v->as_float());
+  if (v->is(Kind::floating)) {
+    double d = v->as_float();  // NaN and values past int64 are not numbers a dump has
+    return d > -9.2e18 && d < 9.2e18 ? static_cast<int64_t>(d) : fallback;
+  }
   if (v->is(Kind::boolean)) return v->as_bool() ? 1 : 0;
   if (v->is(Kind::string)) {
     const std::string& s = v->as_string();

@@ -26,7 +26,12 @@ std::string str_at(const json& j, const char* key) {
 
 long long int_at(const json& j, const char* key, long long fallback = -1) {
   auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<long long>() : fallback;
+  if (it == j.end() || !it->is_number()) return fallback;
+  if (it->is_number_float()) {  // past long long's range (or NaN) is not a value the plugin writes
+    double d = it->get<double>();
+    return d > -9.2e18 && d < 9.2e18 ? static_cast<long long>(d) : fallback;
+  }
+  return it->get<long long>();
 }
 
 using Key = std::tuple<std::string, int, long long>;  // communicator id, rank, pid

@@ -3,6 +3,7 @@
 #include "compare/finding_codes.h"
 
 #include <algorithm>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -23,6 +24,13 @@ T get_or(const json& j, const char* key, T fallback) {
     return it->is_boolean() ? it->get<bool>() : fallback;
   } else if constexpr (std::is_same_v<T, std::string>) {
     return it->is_string() ? it->get<std::string>() : fallback;
+  } else if (it->is_number_float()) {
+    // A float past T's range (or NaN) would be undefined to convert: not a value RAS writes.
+    double d = it->get<double>();
+    return d >= static_cast<double>(std::numeric_limits<T>::min()) &&
+                   d <= static_cast<double>(std::numeric_limits<T>::max())
+               ? static_cast<T>(d)
+               : fallback;
   } else {
     return it->is_number() ? it->get<T>() : fallback;
   }

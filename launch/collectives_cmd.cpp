@@ -21,6 +21,8 @@
 #include "compare/collectives.h"
 #include "compare/finding.h"
 #include "compare/fold.h"
+#include "evidence/classify.h"
+#include "evidence/recorders.h"
 
 namespace denpex {
 
@@ -33,6 +35,7 @@ constexpr int kExitPass = 0, kExitReject = 1, kExitCannotJudge = 2;
 
 struct Inputs {
   std::vector<CollectiveInput> files;
+  std::vector<evidence::ClassifiedInput> recorded;  // Flight Recorder, RAS, Inspector outputs
   std::string error;  // one line, set when the inputs cannot be judged
 };
 
@@ -60,6 +63,16 @@ Inputs read_inputs(const std::vector<std::string>& paths) {
     }
   }
   for (const auto& f : files) {
+    // Told by content first: recorder outputs go to their readers, unreadable files are named.
+    evidence::ClassifiedInput kind = evidence::classify(f);
+    if (kind.kind == evidence::InputKind::unreadable) {
+      out.error = kind.message;
+      return out;
+    }
+    if (evidence::is_recorder(kind.kind)) {
+      out.recorded.push_back(std::move(kind));
+      continue;
+    }
     std::ifstream probe(f);
     std::string first;
     if (!probe) {
@@ -227,8 +240,13 @@ int run(const CollectivesOptions& o) {
     watchdog.insert(watchdog.end(), in.watchdog.begin(), in.watchdog.end());
     processes.insert(processes.end(), in.processes.begin(), in.processes.end());
   }
+  evidence::RecorderEvidence rec = evidence::read_recorders(inputs.recorded);
+  for (const auto& p : rec.problems) fmt::print(stderr, "denpex-probe collectives: {}\n", p);
+  for (const auto& w : rec.warnings) fmt::print(stderr, "denpex-probe collectives: {}\n", w);
+  std::move(rec.sequences.begin(), rec.sequences.end(), std::back_inserter(sequences));
   std::vector<Finding> process_findings = analyse_traced_processes(processes);
-  if (sequences.empty() && watchdog.empty()) {
+  for (auto& f : rec.findings) process_findings.push_back(std::move(f.finding));
+  if (sequences.empty() && watchdog.empty() && process_findings.empty()) {
     // Nothing to compare; a trace that shows why (NCCL mapped, no call seen) says so.
     std::string why;
     for (const auto& f : process_findings) why += "; " + f.message;

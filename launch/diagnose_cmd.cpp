@@ -16,6 +16,8 @@
 #include "compare/judge.h"
 #include "diagnose/diagnosis.h"
 #include "diagnose/log_reader.h"
+#include "evidence/classify.h"
+#include "evidence/recorders.h"
 
 namespace denpex {
 
@@ -96,6 +98,20 @@ void fill_evidence_text(diag::Diagnosis* d) {
       }
 }
 
+// The recorders' findings (Flight Recorder dumps, NCCL RAS) as the diagnosis's findings.
+std::vector<diag::DxFinding> recorder_findings(evidence::RecorderEvidence* rec) {
+  std::vector<diag::DxFinding> out;
+  for (auto& f : rec->findings) {
+    diag::DxFinding x;
+    for (const auto& e : f.evidence) x.evidence.push_back(diag::Evidence{e.file, 0, e.text});
+    std::string dir = f.evidence.empty() ? "." : fs::path(f.evidence.front().file).parent_path().string();
+    x.verify = fmt::format("denpex-probe diagnose {}", dir.empty() ? "." : dir);
+    x.f = std::move(f.finding);
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
 int run(const DiagnoseOptions& o) {
   if (o.paths.empty()) {
     fmt::print(stderr, "denpex-probe diagnose: no input path given (a log file, a directory, or - for standard input)\n");
@@ -110,7 +126,19 @@ int run(const DiagnoseOptions& o) {
   diag::LogReader reader;
   std::vector<CommSequence> traced;
   std::vector<std::string> saved;
+  std::vector<evidence::ClassifiedInput> recorded;
   for (const auto& f : files) {
+    // Told by content first: recorder outputs go to their readers, unreadable files are named.
+    evidence::ClassifiedInput kind = evidence::classify(f);
+    if (kind.kind == evidence::InputKind::unreadable) {
+      fmt::print(stderr, "denpex-probe diagnose: {}\n", kind.message);
+      return kExitCannotJudge;
+    }
+    if (evidence::is_recorder(kind.kind)) {
+      recorded.push_back(std::move(kind));
+      reader.files.push_back(f);
+      continue;
+    }
     if (f != "-" && is_json(f) && !is_trace(f)) {
       saved.push_back(f);  // judged below by the live gate's rules, as `compare` would
       reader.files.push_back(f);
@@ -140,7 +168,12 @@ int run(const DiagnoseOptions& o) {
   }
   reader.finish();
   reader.coll.sequences.insert(reader.coll.sequences.end(), traced.begin(), traced.end());
+  evidence::RecorderEvidence rec = evidence::read_recorders(recorded);
+  for (const auto& p : rec.problems) fmt::print(stderr, "denpex-probe diagnose: {}\n", p);
+  for (const auto& w : rec.warnings) fmt::print(stderr, "denpex-probe diagnose: {}\n", w);
+  reader.coll.sequences.insert(reader.coll.sequences.end(), rec.sequences.begin(), rec.sequences.end());
   diag::Diagnosis d = diag::diagnose(reader);
+  if (!rec.findings.empty()) diag::add_findings(&d, recorder_findings(&rec));
   if (!saved.empty()) {
     SavedJob job = load_saved_job(saved, 0);
     if (job.status != SavedStatus::ok) {

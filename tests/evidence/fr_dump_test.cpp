@@ -235,6 +235,11 @@ TEST_CASE("dumps: unknown versions named, names without a rank, broken files") {
   FrDump hostile = read_fr_dump(std::string("\x80\x02" "cos\nsystem\n" "X\x01\x00\x00\x00" "x\x85R.", 26), "nccl_trace_rank_1");
   CHECK(hostile.status == FrDump::Status::refused);
   CHECK(hostile.message.find("nccl_trace_rank_1: not read as a Flight Recorder dump: GLOBAL at offset 2: os.system") == 0);
+  // A float past int64 (found by fuzz_pickle: converting it was undefined) reads as no value.
+  FrDump huge = read_fr_dump(R"({"version":"2.4","entries":[{"collective_seq_id":9.5e18,"time_created_ns":-1e300}]})", "nccl_trace_rank_2");
+  REQUIRE(huge.status == FrDump::Status::ok);
+  CHECK(huge.entries[0].collective_seq_id == -1);
+  CHECK(huge.entries[0].time_created_ns == -1);
   CHECK(rank_from_dump_name("/tmp/nccl_trace_rank_12") == 12);
   CHECK(rank_from_dump_name("dumps/rank7.json.gz") == 7);
   CHECK(rank_from_dump_name("dump") == -1);

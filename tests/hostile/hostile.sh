@@ -381,7 +381,7 @@ baseline_*|compare_*|collectives_*)
       { printf '{"schema": '; head -c 100000 /dev/zero | tr '\0' '['; head -c 100000 /dev/zero | tr '\0' ']'; printf '}'; } >"$f"
       words="nested more than 64 levels" ;;
     compare:huge) truncate -s 2G "$f"; words="larger than" ;;
-    collectives:malformed) head -c 20000 /dev/urandom | tr -d '\n' >"$f"; words="no NCCL collective calls|longer than" ;;
+    collectives:malformed) head -c 20000 /dev/urandom | tr -d '\n' >"$f"; words="binary data|no NCCL collective calls|longer than" ;;
     collectives:truncated)
       printf '{"schema":"denpex.trace.v1","host":"node1","pid":7,"rank":0}\n{"ev":"call","comm":"00000000000000aa","rank":0,"nranks":2,"seq":0,"op":"AllRed' >"$f"
       words="no NCCL collective calls" ;;
@@ -399,7 +399,7 @@ baseline_*|compare_*|collectives_*)
     collectives:deep)
       { printf '{"schema":"denpex.trace.v1","host":"node1","pid":7,"rank":0}\n'; head -c 100000 /dev/zero | tr '\0' '['; printf '\n'; } >"$f"
       words="no NCCL collective calls" ;;
-    collectives:huge) truncate -s 2G "$f"; words="longer than" ;;
+    collectives:huge) truncate -s 2G "$f"; words="binary data \\(NUL bytes|longer than" ;;
     *) say "unknown case $case_name"; exit 1 ;;
   esac
   case "$kind" in
