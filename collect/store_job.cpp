@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -192,7 +194,11 @@ int StoreJob::agree_exit_code(int code, double until, std::string* note) {
   StoreReply s = client_.wait({key}, until);
   std::string v;
   if (s.ok()) s = client_.get(key, 8, &v, monotonic_seconds() + 5.0);
-  if (s.ok() && (v == "0" || v == "1" || v == "2")) return v[0] - '0';
+  if (s.ok() && (v == "0" || v == "1" || v == "2")) {
+    int64_t n = 0;
+    if (rank0_serves_) client_.add(prefix_ + "read", 1, &n, monotonic_seconds() + 2.0);
+    return v[0] - '0';
+  }
   if (s.ok()) {
     *note = fmt::format("rank {}: {} holds a verdict this probe never puts ({} bytes); exiting 2",
                         rank_, where(), v.size());
@@ -207,6 +213,15 @@ int StoreJob::agree_exit_code(int code, double until, std::string* note) {
                       "job cannot be judged, exiting 2",
                       rank_, where(), s.error);
   return 2;
+}
+
+void StoreJob::wait_for_readers(double until) {
+  const auto readers = static_cast<int64_t>(reported_.size()) - 1;
+  int64_t n = 0;
+  while (readers > 0 && monotonic_seconds() < until) {
+    if (!client_.add(prefix_ + "read", 0, &n, until).ok() || n >= readers) return;
+    ::usleep(2000);
+  }
 }
 
 }  // namespace denpex

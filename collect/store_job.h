@@ -49,6 +49,12 @@ class StoreJob {
   // the store went away or answered what no rank 0 puts.
   int agree_exit_code(int code, double until, std::string* note);
 
+  // When rank 0 serves the store itself (collect/tcp_store_server.h): every other rank counts
+  // itself on a key once it has read the verdict, and rank 0 calls this before it stops the
+  // server, waiting until every rank that reported has read it, or `until`.
+  void set_rank0_serves(bool serves) { rank0_serves_ = serves; }
+  void wait_for_readers(double until);
+
   long long bytes_at_root() const { return client_.bytes_received(); }
 
  private:
@@ -73,6 +79,7 @@ class StoreJob {
   std::string prefix_;
   int rank_ = 0;
   int size_ = 1;
+  bool rank0_serves_ = false;
   long long earlier_bytes_ = 0;          // read on connections closed by a timed-out wait
   std::vector<ReportedRank> reported_;   // rank 0
   HostNames hosts_;                      // rank 0

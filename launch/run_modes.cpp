@@ -20,6 +20,7 @@
 #include "collect/mpi_plugin_loader.h"
 #include "collect/saved_reports.h"
 #include "collect/store_job.h"
+#include "collect/tcp_store_server.h"
 #include "compare/atomic_file.h"
 #include "compare/bounded_json.h"
 #include "compare/finding_codes.h"
@@ -414,19 +415,28 @@ const char* store_advice(StoreStatus s) {
          "and leave MASTER_ADDR/MASTER_PORT as torchrun sets them";
 }
 
-// torch <= 2.3 with --rdzv-backend c10d leaves MASTER_ADDR:MASTER_PORT to the training
-// script's rank 0 (init_process_group hosts the store there): nobody serves it for us.
-bool refuse_unserved_store(const TorchrunWorker& w) {
-  if (w.agent_store != "False") return false;
+// Whether rank 0 serves MASTER_ADDR:MASTER_PORT itself. Only torchrun's agent announces a
+// store (TORCHELASTIC_USE_AGENT_STORE=True: torch >= 2.4, the static rendezvous of older
+// ones); otherwise (torch <= 2.3 with --rdzv-backend c10d, a launcher that sets the env://
+// variables without torchrun) the script's rank 0 would host it in init_process_group, and
+// the gate's rank 0 does. A port already taken means someone serves it: rank 0 is a client.
+// Returns false (one line on stderr) when rank 0 cannot listen for another reason.
+bool serve_store_if_unserved(const TorchrunWorker& w, TcpStoreServer* server, bool* serving) {
+  *serving = false;
+  if (w.agent_store == "True" || w.rank != 0) return true;
+  std::string error;
+  bool in_use = false;
+  if (server->start(w.master_port, &error, &in_use)) {
+    *serving = true;
+    return true;
+  }
+  if (in_use) return true;
   std::fprintf(stderr,
-               "denpex-probe: rank %d: torchrun's agent does not serve MASTER_ADDR:MASTER_PORT "
-               "(%s:%d) for its workers (TORCHELASTIC_USE_AGENT_STORE=False: torch 2.3 and "
-               "older with --rdzv-backend c10d leave it to the script's rank 0); use torch 2.4 "
-               "or newer, or --rdzv-backend static with --master-addr/--master-port, or write "
-               "--rank-report DIR/%%j-%%r.json and judge with denpex-probe compare DIR; "
-               "exiting 2\n",
-               w.rank, w.master_addr.c_str(), w.master_port);
-  return true;
+               "denpex-probe: rank 0: nobody serves MASTER_ADDR:MASTER_PORT (%s:%d) for the "
+               "workers and rank 0 cannot: %s; free that port or set MASTER_PORT to a free "
+               "one; exiting 2\n",
+               w.master_addr.c_str(), w.master_port, error.c_str());
+  return false;
 }
 
 }  // namespace
@@ -437,12 +447,15 @@ int run_torchrun(const Options& o, const TorchrunWorker& w) {
                  w.error.c_str());
     return 2;
   }
-  if (refuse_unserved_store(w)) return 2;
+  TcpStoreServer server;
+  bool serving = false;
+  if (!serve_store_if_unserved(w, &server, &serving)) return 2;
   const double start = monotonic_seconds();
   // As in run_mpi: rank 0 stops waiting a little before --timeout, to judge and report.
   const double deadline = start + o.timeout - std::min(1.0, 0.2 * o.timeout);
   IsolatedChild child = start_probe_child(o);
   StoreJob job;
+  job.set_rank0_serves(w.agent_store != "True");
   StoreReply s = job.start(w, std::min(deadline, start + std::max(2.0, 0.25 * o.timeout)));
   if (!s.ok()) {
     std::fprintf(stderr, "denpex-probe: rank %d: cannot use torchrun's store at %s:%d "
@@ -473,6 +486,8 @@ int run_torchrun(const Options& o, const TorchrunWorker& w) {
   // Ranks other than 0 wait past their deadline: rank 0 may be waiting for records, judging.
   code = job.agree_exit_code(code, deadline + kRecordGrace + 30.0, &note);
   if (!note.empty()) std::fprintf(stderr, "denpex-probe: %s\n", note.c_str());
+  // The store leaves with rank 0: the others read the verdict first.
+  if (serving) job.wait_for_readers(monotonic_seconds() + 10.0);
   return code;
 }
 

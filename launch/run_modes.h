@@ -27,10 +27,11 @@ int run_slurm_task(const Options& o, const SlurmTask& task);
 
 // Every worker of a torchrun job (collect/launcher.h's TorchrunWorker): probe in a child,
 // gather through the c10d store torchrun's agent serves on MASTER_ADDR:MASTER_PORT
-// (collect/store_job.h), rank 0 judges, every rank exits with its verdict. Returns 2 (one
-// line naming MASTER_ADDR:MASTER_PORT and what to do) when the store cannot be reached or
-// speaks a protocol this probe does not know, when the agent serves no store for its workers
-// (torch <= 2.3 with the c10d rendezvous), and when a variable is malformed.
+// (collect/store_job.h), rank 0 judges, every rank exits with its verdict. Where no agent
+// serves that store (torch <= 2.3 with the c10d rendezvous, the env:// variables without
+// torchrun), rank 0 serves it (collect/tcp_store_server.h), as the script's rank 0 would.
+// Returns 2 (one line naming MASTER_ADDR:MASTER_PORT and what to do) when the store cannot be
+// reached or speaks a protocol this probe does not know, and when a variable is malformed.
 int run_torchrun(const Options& o, const TorchrunWorker& w);
 
 // A process whose environment announces a world of more than one rank (collect/launcher.h's

@@ -5,11 +5,12 @@
 #   run_torchrun_test.sh PROBE SCRATCH TORCH_VERSION
 # 2.7.1: the c10d rendezvous on 127.0.0.1, the libuv store the agent shares with its workers.
 # 2.3.1: the static rendezvous (--master-addr/--master-port), whose agent serves its classic
-#        store; its c10d rendezvous serves none for the workers, which the gate must refuse.
+#        store; its c10d rendezvous serves none for the workers: the gate's rank 0 serves it.
 # Every worker runs through a wrapper that records its own exit code, so each case checks the
 # workers' codes and torchrun's. Cases: all alike (PASS), one agent's workers preload another
 # real NCCL (REJECT naming that agent's ranks), a rank that never reports (rank-timeout), the
-# store gone (workers exit 2), not a TCPStore (exit 2), --max-restarts rerunning the gate.
+# store gone (workers exit 2), not a TCPStore (exit 2), --max-restarts rerunning the gate, and
+# the worlds no agent serves a store for (rank 0 serves one).
 set -euo pipefail
 PROBE=$1
 SCRATCH=$2/torchrun-$3
@@ -41,6 +42,7 @@ cat >"$WRAP" <<'EOF'
 dir=$1; probe=$2; shift 2
 echo $$ >"$dir/pid.$RANK.$TORCHELASTIC_RESTART_COUNT"
 echo "$GROUP_RANK $(hostname) ${TORCHELASTIC_ERROR_FILE:-}" >"$dir/agent.$RANK"
+echo "${TORCHELASTIC_USE_AGENT_STORE:-}" >"$dir/agentstore.$RANK"
 if [ -n "${HANG_RANK:-}" ] && [ "$RANK" = "$HANG_RANK" ]; then exec sleep 60; fi
 if [ -n "${PRELOAD_GROUP:-}" ] && [ "$GROUP_RANK" = "$PRELOAD_GROUP" ]; then
   export LD_PRELOAD=$PRELOAD_LIB
@@ -210,14 +212,29 @@ kill "$silent" 2>/dev/null || true
 grep -q "127.0.0.1:$sport (MASTER_ADDR:MASTER_PORT)" "$SCRATCH/silent.txt" || fail "the line names no MASTER_ADDR:MASTER_PORT"
 
 if [ "$VERSION" = 2.3.1 ]; then
-  echo "== torch 2.3.1's c10d rendezvous serves no store for the workers: exit 2, said so"
+  echo "== torch 2.3.1's c10d rendezvous serves no store for the workers: the gate's rank 0 serves it"
   DIR=$SCRATCH/c10d231; mkdir -p "$DIR"
   port=$(free_port); rc=0
   timeout 120 python3 -m torch.distributed.run --nnodes 1 --nproc-per-node 2 --rdzv-backend c10d \
     --rdzv-endpoint "127.0.0.1:$port" --max-restarts 0 --no-python "$WRAP" "$DIR" "$PROBE" \
     >"$DIR/agent.log" 2>&1 || rc=$?
-  [ "$rc" = 1 ] || fail "torchrun exited $rc"
-  expect_workers 2 0 1
-  grep -q "TORCHELASTIC_USE_AGENT_STORE=False" "$DIR/err.0.txt" || fail "no line says why"
+  [ "$rc" = 0 ] || { cat "$DIR"/err.*.txt >&2; fail "torchrun exited $rc"; }
+  [ "$(cat "$DIR/agentstore.0")" = False ] || fail "the workers were told the agent serves a store"
+  expect_workers 0 0 1
+  jq_is "$DIR/report.0.json" '"\(.verdict) \(.nranks)"' "pass 2"
 fi
-echo "ok: torch $VERSION's torchrun: pass, reject, rank-timeout, restarts, store gone, not a store"
+
+echo "== the env:// variables without torchrun (Kubeflow's PyTorchJob running a command): rank 0 serves"
+DIR=$SCRATCH/envworld; mkdir -p "$DIR"
+port=$(free_port)
+pids=()
+for r in 0 1 2; do
+  env RANK=$r WORLD_SIZE=3 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port "$PROBE" -q --timeout 10 \
+    --json "$DIR/report.$r.json" >"$DIR/err.$r.txt" 2>&1 & pids+=($!)
+done
+codes=""
+for p in "${pids[@]}"; do rc=0; wait "$p" || rc=$?; codes="$codes$rc"; done
+[ "$codes" = 000 ] || { cat "$DIR"/err.*.txt >&2; fail "exit codes $codes"; }
+jq_is "$DIR/report.0.json" '"\(.verdict) \(.nranks)"' "pass 3"
+
+echo "ok: torch $VERSION's torchrun: pass, records, reject, rank-timeout, restarts, store gone, not a store, served by rank 0"
