@@ -6,7 +6,9 @@
 # package test), Slurm and munge for the prolog test, clang for fuzzing,
 # the aarch64 cross compiler and libc (arm64 stand-ins and Debian's arm64 ld.so for the arm64
 # image tests), zlib, libzstd and liblzma (evidence/ reads gzip, zstd and xz logs by content) with
-# the gzip, zstd and xz programs and python3 that tests/evidence uses to make its inputs.
+# the gzip, zstd and xz programs and python3 that tests/evidence uses to make its inputs;
+# python3-pip, python3-venv, ca-certificates and patchelf for tests/real (pip download of the
+# real wheel matrix, a real venv, a conda-style interpreter with its $ORIGIN/../lib RPATH).
 # CUDA and NCCL are not installed here: the probe opens whatever the node has at run time.
 set -euo pipefail
 if [ "$(id -u)" != 0 ]; then
@@ -23,5 +25,6 @@ apt-get install -y -qq --no-install-recommends \
   clang libclang-rt-14-dev \
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
   zlib1g-dev libzstd-dev liblzma-dev gzip zstd xz-utils python3 \
+  python3-pip python3-venv ca-certificates patchelf \
   >/dev/null
 echo "install-deps.sh: packages installed"
