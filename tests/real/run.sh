@@ -13,7 +13,7 @@ tests/real/fetch.sh
 fetched=$(date +%s)
 cmake --build "$build" --target denpex-probe
 rc=0
-(cd "$build" && ctest -L real --output-on-failure --timeout 900) | tee "$build/ctest-real.out" || rc=$?
+(cd "$build" && ctest -L real -j2 --output-on-failure --timeout 900) | tee "$build/ctest-real.out" || rc=$?
 end=$(date +%s)
 echo "run.sh: fetch $((fetched - start)) s, tests $((end - fetched)) s"
 if grep -q '\*\*\*Skipped' "$build/ctest-real.out" && [ "${CI:-}" = true ]; then
