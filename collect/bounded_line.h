@@ -7,7 +7,7 @@
 
 namespace denpex {
 
-// Longest line the trace and log readers hand on (hostile-input fix, issue 6). Real records
+// Longest line the trace and log readers hand on. Real records
 // are a few hundred bytes; a longer line is cut to this length and the rest skipped without
 // being held in memory, so a 2 GB file without a newline costs 16 KiB, and the log parser's
 // std::regex (which recurses once per character in libstdc++) never sees a line long enough to

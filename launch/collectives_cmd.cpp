@@ -17,6 +17,7 @@
 #include "collect/collective_trace.h"
 #include "collect/nccl_log.h"
 #include "compare/atomic_file.h"
+#include "compare/calls_around.h"
 #include "compare/collectives.h"
 #include "compare/finding.h"
 #include "compare/fold.h"
@@ -185,22 +186,23 @@ json report_json(const Inputs& inputs, const Summary& sum, const std::vector<Fin
   return j;
 }
 
-void print_human(std::FILE* out, const Summary& sum, const std::vector<Finding>& findings, bool reject) {
+std::string human_text(const Summary& sum, const std::vector<Finding>& findings, bool reject) {
   auto plural = [](size_t n, const char* word) {
     return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
   };
-  fmt::print(out, "denpex-probe collectives: {} ({}; {}, {}, {})\n", reject ? "REJECT" : "PASS",
-             plural(findings.size(), "finding"), plural(sum.nranks, "rank"),
-             plural(sum.nhosts, "host"), plural(sum.communicators, "communicator"));
+  std::string out = fmt::format("denpex-probe collectives: {} ({}; {}, {}, {})\n", reject ? "REJECT" : "PASS",
+                                plural(findings.size(), "finding"), plural(sum.nranks, "rank"),
+                                plural(sum.nhosts, "host"), plural(sum.communicators, "communicator"));
   for (const auto& f : findings) {
     std::string where = f.comm.empty() ? std::string() : fmt::format("  comm {}  step {}", f.comm, f.seq);
     // Ranged and abbreviated as the gate's report names ranks; --json keeps every rank.
-    fmt::print(out, "\n{} {}  {}{}\n  {}\n", to_string(f.severity), f.code,
-               f.ranks.empty() ? std::string("ranks -") : rank_subject(f.ranks), where, f.message);
+    out += fmt::format("\n{} {}  {}{}\n  {}\n", to_string(f.severity), f.code,
+                       f.ranks.empty() ? std::string("ranks -") : rank_subject(f.ranks), where, f.message);
     if (!f.expected.empty() || !f.found.empty())
-      fmt::print(out, "  called: {}\n  others: {}\n", f.found, f.expected);
-    fmt::print(out, "  fix: {}\n", f.fix);
+      out += fmt::format("  called: {}\n  others: {}\n", f.found, f.expected);
+    out += fmt::format("  fix: {}\n", f.fix);
   }
+  return out;
 }
 
 int run(const CollectivesOptions& o) {
@@ -243,18 +245,10 @@ int run(const CollectivesOptions& o) {
   sort_findings(&findings);
   bool reject = rejects(findings, o.strict);
 
-  std::FILE* human = stdout;
-  if (!o.json_path.empty()) {
-    // Unreadable samples are raw log bytes: non-UTF-8 becomes U+FFFD, not an exit 2 (issue 6).
-    std::string text = report_json(inputs, sum, findings, reject).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
-    std::string error;
-    if (!write_file_atomically(o.json_path, text, &error)) {
-      fmt::print(stderr, "denpex-probe collectives: --json {}\n", error);
-      return kExitCannotJudge;
-    }
-    if (o.json_path == "-") human = stderr;
-  }
-  if (!o.quiet) print_human(human, sum, findings, reject);
+  json report = report_json(inputs, sum, findings, reject);
+  attach_calls_around(sequences, &report);
+  int written = emit_report(o.output, report, o.quiet ? "" : human_text(sum, findings, reject));
+  if (written != 0) return written;
   return reject ? kExitReject : kExitPass;
 }
 

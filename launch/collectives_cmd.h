@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "launch/report_output.h"
+
 namespace denpex {
 
 struct CollectivesOptions {
@@ -12,6 +14,7 @@ struct CollectivesOptions {
   std::string json_path;           // "" = no JSON; "-" = JSON on stdout, human report on stderr
   bool quiet = false;              // no human report
   bool strict = false;             // warnings (unreadable lines, absent ranks) reject too
+  ReportOutput output;             // --json/--html/--brief/--redact/--color (json_path, quiet as above)
 };
 
 // Returns the contract exit code: 0 pass, 1 reject, 2 could not judge (a path missing or

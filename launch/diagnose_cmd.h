@@ -7,12 +7,15 @@
 #include <string>
 #include <vector>
 
+#include "launch/report_output.h"
+
 namespace denpex {
 
 struct DiagnoseOptions {
   std::vector<std::string> paths;  // files, directories (every regular file below), "-" = stdin
   std::string json_path;           // "" = no JSON; "-" = JSON on stdout, human report on stderr
   bool quiet = false;
+  ReportOutput output;             // --json/--html/--brief/--redact/--color (json_path, quiet as above)
 };
 
 // Returns 1 (reject: an error finding, e.g. the initiating failure or a mismatch) or 2 (could

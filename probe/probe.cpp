@@ -101,7 +101,7 @@ RankRecord probe_rank(const ProbeOptions& o) {
       &r.foreign_libraries);
   step("the CUDA driver (libcuda.so.1, the kernel module)");
   r.cuda_driver = probe_cuda_driver(ctx, &r.untrusted_libraries);
-  // The emulation checked against the real loader for what was loaded live (issue 11 item 6).
+  // The emulation checked against the real loader for what was loaded live.
   if (loader_check_possible(ctx)) {
     step("checking the loader emulation against ld.so");
     if (r.system_nccl.status == NcclStatus::ok)

@@ -432,9 +432,9 @@ bool record_from_json(const json& j, RankRecord* out, std::string* error) {
   }
 }
 
-// error_handler_t::replace (hostile-input fix, issue 6): strings read from the system (library
-// paths, ELF strings, NCCL_* values) need not be UTF-8, and the default handler throws on them,
-// which aborted the probe on a directory named with a Latin-1 byte.
+// error_handler_t::replace: strings read from the system (library paths, ELF strings, NCCL_*
+// values) need not be UTF-8, and the default handler throws on them, which would abort the
+// probe on a directory named with a Latin-1 byte.
 std::string configuration_json(const RankRecord& r) {
   return body_json(r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }

@@ -3,7 +3,7 @@
 // the schema shared by probe/ (which fills it), collect/ (which moves it) and compare/ (which
 // judges it). It depends on nothing but nlohmann_json.
 //
-// JSON shape: ../shared/CONTRACT.md "The rank record". Extra keys are additions, never renames.
+// JSON shape: the contract's "The rank record". Extra keys are additions, never renames.
 #pragma once
 
 #include <map>
@@ -120,7 +120,7 @@ struct AbiCheck {
   std::string error;
 };
 
-// The probe checking its loader emulation against the real loader (issue 11 item 6): for a
+// The probe checking its loader emulation against the real loader: for a
 // library loaded live, the file the emulation named and the file ld.so really mapped for the
 // same name in the same environment. They differ when the real loader follows a rule the
 // emulation lacks; the record then names the emulated one, and the finding names both.

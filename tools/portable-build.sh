@@ -9,7 +9,8 @@
 # tests/portable/check.sh checks the result. Unpack with
 #   mkdir -p /opt/denpex && tar -C /opt/denpex -xzf denpex-portable.tar.gz
 #
-# Usage (as root; needs debootstrap and http://deb.debian.org or DENPEX_BULLSEYE_MIRROR):
+# Usage (as root; needs debootstrap and a Debian mirror: the one apt uses here, or
+# DENPEX_BULLSEYE_MIRROR):
 #   tools/portable-build.sh [OUTDIR]        (default: build-portable; about 1.5 GB)
 # OUTDIR keeps the bullseye roots, the build tree and ccache's cache, so a rerun rebuilds only
 # what changed. The sources are the working tree's (tracked and untracked, not ignored files).

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `denpex-probe diagnose` end to end: the multi-node fixtures, standard input, a long generated
-# log with lost lines, hostile input, and the usage errors of issue 11.
+# log with lost lines, hostile input, and usage errors.
 # usage: run_cli.sh DRIVER FIXTURE_DIR GEN_COLL_LOG
 set -u
 drv=$1 fx=$2 gen=$3
@@ -70,7 +70,7 @@ printf 'a:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 2147483648 cudaDev 0 - Init C
 expect 2 "rank count 2^31" diagnose "$tmp/huge.log" --json "$tmp/j.json"
 check "2^31 ranks: both lines unreadable" '.inputs.unreadable == 2'
 
-# Usage: missing path; options that mean nothing offline are refused (issue 11).
+# Usage: missing path; options that mean nothing offline are refused.
 expect 2 "missing path" diagnose "$tmp/nope.log"
 [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "nope.log" "$tmp/err" || { echo "FAIL: missing path: stderr"; cat "$tmp/err"; fail=1; }
 for sub in collectives diagnose; do

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# `denpex-probe diagnose` on each real log in ../shared/real-logs gives the answer MANIFEST.md
-# records (or, where the answer is unknown, what the log alone supports, or exit 2 with what to
-# add). usage: run_real_logs.sh DRIVER REAL_LOG_DIR
+# `denpex-probe diagnose` on each real log in REAL_LOG_DIR (kept beside the repository) gives
+# the answer its MANIFEST.md records (or, where the answer is unknown, what the log alone
+# supports, or exit 2 with what to add). usage: run_real_logs.sh DRIVER REAL_LOG_DIR
 set -u
 drv=$1 dir=$2
 if [ ! -d "$dir" ]; then
-  echo "SKIP: $dir is absent (CI checks out ../shared beside the clone)"
+  echo "SKIP: $dir is absent (CI puts the shared directory beside the clone)"
   exit 77
 fi
 command -v jq >/dev/null || { echo "FAIL: jq missing (tools/install-deps.sh installs it)"; exit 1; }
