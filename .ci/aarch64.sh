@@ -13,7 +13,7 @@
 #      toolkit's layout), bind-mounts the checkout and the build at their own paths, and runs, as
 #      aarch64 binaries under qemu, with the arm64 root's own ld.so, libc and ctest:
 #      every Catch2 unit test, probe.loader_sweep (the loader emulation against the arm64 ld.so
-#      on every ELF of the root) and integration.single_rank (alone mode: system versus wheel NCCL,
+#      on every ELF of the root) and integration.single_rank_standin (alone mode: system versus wheel NCCL,
 #      the stub driver, the ABI mismatch). Every other test is listed with why it is not run here.
 # A skipped, missing or failed test fails the script. Usage: .ci/aarch64.sh WORKDIR [host|root]
 # (`host` stops after step 1, and `root` after making the root of step 3, before building: CI installs the host
@@ -156,7 +156,7 @@ in_root ldconfig -p | grep 'libnccl.so.2 (libc6,AArch64) => .*/aarch64-linux-gnu
 mapfile -t all < <(jq -r '.tests[].name' "$work/tests.json")
 mapfile -t unit < <(jq -r '.tests[] | select((.command // []) | any(.[]; . == "NoAssertions")
     or (.[0] // "" | endswith("/run_catch.sh"))) | .name' "$work/tests.json")
-e2e=(probe.loader_sweep integration.single_rank)
+e2e=(probe.loader_sweep integration.single_rank_standin)
 # Tests that cannot run in the arm64 root under qemu-user, with the reason; each is printed in
 # the summary.
 declare -A cannot=(

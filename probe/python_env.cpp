@@ -43,6 +43,32 @@ std::vector<std::string> interpreter_site_dirs(const FsView& fs, const std::stri
   return out;
 }
 
+struct PyvenvCfg {
+  bool found = false;
+  std::string home;     // `home = <prefix>/bin` of the base interpreter
+  bool system = false;  // include-system-site-packages = true
+};
+
+PyvenvCfg read_pyvenv_cfg(const FsView& fs, const std::string& venv) {
+  PyvenvCfg cfg;
+  std::string text;
+  if (!read_small_file(fs, join_path(venv, "pyvenv.cfg"), 64 * 1024, &text, nullptr)) return cfg;
+  cfg.found = true;
+  for (const std::string& line : split_lines(text)) {
+    size_t eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    std::string key = trim(line.substr(0, eq));
+    std::string value = trim(line.substr(eq + 1));
+    if (key == "home") cfg.home = value;
+    if (key == "include-system-site-packages") {
+      std::transform(value.begin(), value.end(), value.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      cfg.system = value == "true";
+    }
+  }
+  return cfg;
+}
+
 // A venv's own site-packages, then, when its pyvenv.cfg says `include-system-site-packages =
 // true`, those of the base interpreter it names with `home = <prefix>/bin` (Python's site.py
 // appends them after the venv's).
@@ -50,26 +76,33 @@ std::vector<SitePackagesDir> venv_site_dirs(const FsView& fs, const std::string&
                                             const std::string& source) {
   std::vector<SitePackagesDir> out;
   for (auto& d : prefix_site_dirs(fs, venv)) out.push_back({d, source});
-  std::string text;
-  if (!read_small_file(fs, join_path(venv, "pyvenv.cfg"), 64 * 1024, &text, nullptr)) return out;
-  std::string home;
-  bool system = false;
-  for (const std::string& line : split_lines(text)) {
-    size_t eq = line.find('=');
-    if (eq == std::string::npos) continue;
-    std::string key = trim(line.substr(0, eq));
-    std::string value = trim(line.substr(eq + 1));
-    if (key == "home") home = value;
-    if (key == "include-system-site-packages") {
-      std::transform(value.begin(), value.end(), value.begin(),
-                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-      system = value == "true";
-    }
-  }
-  if (!system || home.empty() || home[0] != '/') return out;
-  for (auto& d : interpreter_site_dirs(fs, dir_name(home)))
+  PyvenvCfg cfg = read_pyvenv_cfg(fs, venv);
+  if (!cfg.system || cfg.home.empty() || cfg.home[0] != '/') return out;
+  for (auto& d : interpreter_site_dirs(fs, dir_name(cfg.home)))
     out.push_back({d, source + " (base interpreter, include-system-site-packages)"});
   return out;
+}
+
+// The venv the first python3 on PATH belongs to, "" when it is not a venv's.
+std::string path_python_venv(const ProbeContext& ctx) {
+  for (const std::string& dir : split_nonempty(env_value(ctx, "PATH"), ':')) {
+    if (dir[0] != '/' || !is_file(ctx.loader.fs, join_path(dir, "python3"))) continue;
+    return is_file(ctx.loader.fs, join_path(dir_name(dir), "pyvenv.cfg")) ? dir_name(dir) : "";
+  }
+  return "";
+}
+
+// Whether Python adds the user site directory (~/.local/lib/python3.X/site-packages, where
+// `pip install --user` puts packages): not under PYTHONNOUSERSITE, and not in a venv that
+// leaves the system site-packages out (site.py's venv() turns ENABLE_USER_SITE off there).
+bool user_site_enabled(const ProbeContext& ctx) {
+  if (!env_value(ctx, "PYTHONNOUSERSITE").empty()) return false;
+  std::string venv = env_value(ctx, "VIRTUAL_ENV");
+  if (venv.empty()) venv = path_python_venv(ctx);
+  if (venv.empty()) return true;
+  if (venv[0] != '/') venv = join_path(ctx.loader.cwd, venv);
+  PyvenvCfg cfg = read_pyvenv_cfg(ctx.loader.fs, venv);
+  return !cfg.found || cfg.system;
 }
 
 // The interpreter prefix (or venv) behind the python3 first on PATH.
@@ -139,6 +172,11 @@ std::vector<SitePackagesDir> find_site_packages(const ProbeContext& ctx) {
   }
   for (const auto& d : split_nonempty(env_value(ctx, "PYTHONPATH"), ':'))
     all.push_back({d, "PYTHONPATH"});
+  // site.py adds the user site before the interpreter's own site-packages: a `pip install
+  // --user` torch shadows a conda environment's.
+  std::string home = env_value(ctx, "HOME");
+  if (!home.empty() && user_site_enabled(ctx))
+    for (auto& d : prefix_site_dirs(fs, join_path(home, ".local"))) all.push_back({d, "user site"});
   for (const char* var : {"VIRTUAL_ENV", "CONDA_PREFIX"}) {
     std::string prefix = env_value(ctx, var);
     if (!prefix.empty() && prefix[0] != '/') prefix = join_path(ctx.loader.cwd, prefix);
@@ -146,9 +184,6 @@ std::vector<SitePackagesDir> find_site_packages(const ProbeContext& ctx) {
       for (auto& d : venv_site_dirs(fs, prefix, var)) all.push_back(d);
   }
   for (auto& d : from_path_python(ctx)) all.push_back(d);
-  std::string home = env_value(ctx, "HOME");
-  if (!home.empty())
-    for (auto& d : prefix_site_dirs(fs, join_path(home, ".local"))) all.push_back({d, "user site"});
   if (fs.root != "/" && !fs.root.empty()) {
     // Under --root the environment above is the probing process's, not the image's: the
     // image's own PATH/VIRTUAL_ENV/CONDA_PREFIX are unknown (they live in the image config, not

@@ -18,11 +18,12 @@ struct SitePackagesDir {
 };
 
 // The site-packages directories to search for PyTorch, in the order Python's sys.path would
-// put them: --site-packages first, then PYTHONPATH, the active venv/conda, the python3 on PATH
-// (a venv via its pyvenv.cfg, a pyenv shim via the pyenv version file, else the interpreter's
-// prefix; Debian's dist-packages for /usr). A venv whose pyvenv.cfg says
-// `include-system-site-packages = true` is followed by its base interpreter's directories (from
-// `home`). Existing directories only, no duplicates.
+// put them: --site-packages first, then PYTHONPATH, the user site (~/.local, unless
+// PYTHONNOUSERSITE or a venv without the system site-packages turns it off), the active
+// venv/conda, the python3 on PATH (a venv via its pyvenv.cfg, a pyenv shim via the pyenv
+// version file, else the interpreter's prefix; Debian's dist-packages for /usr). A venv whose
+// pyvenv.cfg says `include-system-site-packages = true` is followed by its base interpreter's
+// directories (from `home`). Existing directories only, no duplicates.
 std::vector<SitePackagesDir> find_site_packages(const ProbeContext& ctx);
 
 // "<prefix>/lib/python3.*/site-packages" (and dist-packages) that exist under `prefix`.

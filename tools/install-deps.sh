@@ -11,8 +11,10 @@
 # fetch fmt 11's headers from PyPI for the fmt 11 compile test, and the real torch and
 # nvidia-nccl-cu12 wheels tests/torchrun unpacks into a cache directory, never into the system
 # Python), python3-yaml (the Kubernetes examples are checked with a real YAML parser),
-# python3-venv (the manylinux wheel is tested by pip-installing it into a fresh venv);
-# chromium and python3-websocket, the headless browser tests/report loads the HTML report in.
+# python3-venv (a real venv: the manylinux wheel's install test, tests/real's environments),
+# ca-certificates and patchelf for tests/real (pip download of the real wheel matrix over https,
+# a conda-style interpreter with its $ORIGIN/../lib RPATH); chromium and python3-websocket, the
+# headless browser tests/report loads the HTML report in.
 # CUDA and NCCL are not installed here: the probe opens whatever the node has at run time.
 set -euo pipefail
 if [ "$(id -u)" != 0 ]; then
@@ -31,6 +33,7 @@ apt-get install -y -qq --no-install-recommends \
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
   python3-yaml python3-venv \
   zlib1g-dev libzstd-dev liblzma-dev gzip zstd xz-utils python3 python3-pip \
+  ca-certificates patchelf \
   chromium python3-websocket \
   >/dev/null
 echo "install-deps.sh: packages installed"

@@ -48,7 +48,7 @@ TEST_CASE("with no overrides the resolver and the real loader agree on libnccl.s
   CHECK(loaded_by_dlopen("libnccl.so.2") == real_nccl_file());
 }
 
-TEST_CASE("LD_LIBRARY_PATH wins over the cache; RPATH wins over LD_LIBRARY_PATH; RUNPATH loses") {
+TEST_CASE("LD_LIBRARY_PATH wins over the cache; RPATH wins over LD_LIBRARY_PATH; RUNPATH loses (standin)") {
   Scratch s;
   std::string a = s.install_nccl("nccl-2.21.5", "llp");
   std::string b = s.install_nccl("nccl-2.27.3", "wheel/nvidia/nccl/lib");
@@ -108,7 +108,7 @@ TEST_CASE("an LD_PRELOAD entry given by soname is searched once, like a NEEDED e
   CHECK(resolve_library(none, "libm.so.6", Requester{}).origin == "LD_PRELOAD");
 }
 
-TEST_CASE("an NCCL preloaded by soname wins over PyTorch's RPATH") {
+TEST_CASE("an NCCL preloaded by soname wins over PyTorch's RPATH (standin)") {
   Scratch s;
   s.install_nccl("nccl-2.21.5", "llp");
   s.install_nccl("nccl-2.27.3", "wheel/nvidia/nccl/lib");

@@ -39,7 +39,7 @@ TEST_CASE("the real NCCL 2.28.9 is found through the loader cache and confirmed 
   CHECK(n.origin == "ld.so.cache");
 }
 
-TEST_CASE("stand-in NCCLs report their exact versions, including the pre-2.9 code") {
+TEST_CASE("standin NCCLs report their exact versions, including the pre-2.9 code") {
   Scratch s;
   s.install_nccl("nccl-2.21.5", "a");
   s.install_nccl("nccl-2.8.4", "b");

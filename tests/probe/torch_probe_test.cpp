@@ -40,7 +40,7 @@ TEST_CASE("version.py parses the way torch writes it, and refuses what is not on
   CHECK(parse_version_py(std::string("\x7f" "ELF\0\0\0", 7)).error.find("NUL") != std::string::npos);
 }
 
-TEST_CASE("a wheel NCCL 2.21.5 beside the system 2.28.9 is what PyTorch gets") {
+TEST_CASE("a wheel NCCL 2.21.5 beside the system 2.28.9 is what PyTorch gets (standin)") {
   Scratch s;
   std::string site = make_site(s, "torch-dyn", "nccl-2.21.5");
   ProbeOptions o = options_with({{"VIRTUAL_ENV", s.path("env")}});
@@ -72,7 +72,7 @@ TEST_CASE("a wheel NCCL 2.21.5 beside the system 2.28.9 is what PyTorch gets") {
   CHECK(r.abi[0].missing.empty());
 }
 
-TEST_CASE("a torch that imports ncclCommRegister beside a wheel NCCL without it: ABI mismatch") {
+TEST_CASE("a torch that imports ncclCommRegister beside a wheel NCCL without it: ABI mismatch (standin)") {
   Scratch s;
   std::string site = make_site(s, "torch-dyn-reg", "nccl-2.21.5");
   RankRecord r = probe_rank(options_with({{"VIRTUAL_ENV", s.path("env")}}));
@@ -82,7 +82,7 @@ TEST_CASE("a torch that imports ncclCommRegister beside a wheel NCCL without it:
   CHECK(r.abi[0].missing == std::vector<std::string>{"ncclCommRegister"});
 }
 
-TEST_CASE("LD_PRELOAD of the system NCCL wins inside PyTorch over its wheel", "[real-nccl]") {
+TEST_CASE("LD_PRELOAD of the system NCCL wins inside PyTorch over its wheel (standin)", "[real-nccl]") {
   REQUIRE_FALSE(real_nccl().empty());  // run only where the loader cache has one (tests/run_catch.sh)
   Scratch s;
   make_site(s, "torch-dyn", "nccl-2.21.5");
@@ -94,7 +94,7 @@ TEST_CASE("LD_PRELOAD of the system NCCL wins inside PyTorch over its wheel", "[
   CHECK(r.torch.bundled.version == "2.21.5");
 }
 
-TEST_CASE("NCCL linked statically into libtorch_cuda.so is read from its literal") {
+TEST_CASE("NCCL linked statically into libtorch_cuda.so is read from its literal (standin)") {
   Scratch s;
   std::string site = make_site(s, "torch-static", "");
   RankRecord r = probe_rank(options_with({{"PYTHONPATH", s.path("env/lib/python3.11/site-packages")}}));
@@ -108,7 +108,7 @@ TEST_CASE("NCCL linked statically into libtorch_cuda.so is read from its literal
   CHECK(r.nccl.path == site + "/torch/lib/libtorch_cuda.so");
 }
 
-TEST_CASE("--site-packages is searched first; broken version.py files are errors, not crashes") {
+TEST_CASE("--site-packages is searched first; broken version.py files are errors, not crashes (standin)") {
   Scratch s;
   make_site(s, "torch-dyn", "nccl-2.21.5");
   std::string other = "other/site-packages";
@@ -125,7 +125,7 @@ TEST_CASE("--site-packages is searched first; broken version.py files are errors
   CHECK(r.torch.error.find("larger than") != std::string::npos);
 }
 
-TEST_CASE("no torch anywhere: missing, and the effective NCCL is the system one") {
+TEST_CASE("no torch anywhere: missing, and the effective NCCL is the system one (standin)") {
   Scratch s;
   s.install_nccl("nccl-2.21.5", "llp");
   RankRecord r = probe_rank(options_with({{"LD_LIBRARY_PATH", s.path("llp")}}));
@@ -137,7 +137,7 @@ TEST_CASE("no torch anywhere: missing, and the effective NCCL is the system one"
   CHECK(r.nccl.origin == "LD_LIBRARY_PATH");
 }
 
-TEST_CASE("a CPU-only PyTorch (no libtorch_cuda.so) says so in the record") {
+TEST_CASE("a CPU-only PyTorch (no libtorch_cuda.so) says so in the record (standin)") {
   Scratch s;
   s.write("env/lib/python3.11/site-packages/torch/version.py",
           "__version__ = '1.13.0a0'\ncuda: Optional[str] = None\n");
