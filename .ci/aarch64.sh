@@ -32,14 +32,14 @@ phase() { timings+=("$(printf '%-34s %4d s' "$1" $((SECONDS - phase_start)))"); 
 die() { echo "aarch64.sh: FAIL: $*" >&2; exit 1; }
 has() { local x=$1 e; shift; for e; do [ "$e" = "$x" ] && return 0; done; return 1; }
 
-# What the root holds besides minbase: the runtime of what we build (libfmt9), ctest (cmake) and
+# What the root holds besides minbase: the runtime of what we build (libfmt9, libre2-9), ctest (cmake) and
 # what the end-to-end test uses (jq, hostname). A different list makes a new root.
-root_packages=libfmt9,jq,cmake,hostname
+root_packages=libfmt9,libre2-9,jq,cmake,hostname
 
 echo "=== aarch64: host packages"
 need=()
 dpkg --print-foreign-architectures | grep -qx arm64 || need+=(arch)
-for p in g++-aarch64-linux-gnu qemu-user-static binfmt-support debootstrap libfmt-dev:arm64 jq; do
+for p in g++-aarch64-linux-gnu qemu-user-static binfmt-support debootstrap libfmt-dev:arm64 libre2-dev:arm64 jq; do
   [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then

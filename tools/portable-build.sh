@@ -32,7 +32,7 @@ tarball=$out/denpex-portable.tar.gz
 # fmt), built here as a static library: bullseye's libfmt-dev is fmt 7 and shared only. Open
 # MPI's and MPICH's headers build the two MPI transport plugins (they link no libmpi; a tree that
 # still links MPI needs Open MPI to link).
-packages="build-essential cmake ninja-build pkg-config ccache nlohmann-json3-dev dpkg-dev \
+packages="build-essential cmake ninja-build pkg-config ccache nlohmann-json3-dev dpkg-dev libre2-dev \
 libopenmpi-dev libmpich-dev libcli11-dev/bookworm"
 fmt_source=fmtlib/bookworm
 

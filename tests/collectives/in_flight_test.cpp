@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "collect/collective_trace.h"
+#include "evidence/collective_trace.h"
 #include "collect/trace_format.h"
 #include "compare/collectives.h"
 

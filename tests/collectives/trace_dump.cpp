@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "collect/collective_trace.h"
+#include "evidence/collective_trace.h"
 
 using namespace denpex;
 

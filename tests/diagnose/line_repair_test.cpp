@@ -1,9 +1,9 @@
 // diagnose/line_repair: every launcher, paste and terminal prefix of issue 10 item 2.
 #include <catch2/catch.hpp>
 
-#include "diagnose/line_repair.h"
+#include "evidence/line_repair.h"
 
-using namespace denpex::diag;
+using namespace denpex::evidence;
 
 namespace {
 std::string rest(std::string line, LineLabel* lab) {

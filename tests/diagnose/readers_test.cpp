@@ -3,10 +3,10 @@
 
 #include <algorithm>
 
-#include "diagnose/log_reader.h"
+#include "evidence/log_reader.h"
 
 using namespace denpex;
-using namespace denpex::diag;
+using namespace denpex::evidence;
 
 namespace {
 
