@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The probe on aarch64 (GH200, GB200 hosts), tested on this x86_64 machine (issue 12 item 5):
-#   1. installs (once) Debian's cross compiler g++-aarch64-linux-gnu, the :arm64 dev package
-#      libfmt-dev:arm64 (arm64 added as a foreign dpkg architecture: only this script does it),
+# The probe on aarch64 (GH200, GB200 hosts), tested on this x86_64 machine:
+#   1. installs (once) Debian's cross compiler g++-aarch64-linux-gnu, the :arm64 dev packages
+#      libfmt-dev, zlib1g-dev, libzstd-dev and liblzma-dev (arm64 added as a foreign dpkg architecture: only this script does it),
 #      qemu-user-static with its binfmt_misc entry, and debootstrap;
 #   2. cross-builds the whole project for aarch64 with -DDENPEX_WERROR=ON and
 #      -DDENPEX_BUILD_MPI=OFF (no arm64 MPI here): probe, launch, unit tests, stand-ins — every
@@ -15,11 +15,14 @@
 #      every Catch2 unit test, probe.loader_sweep (the loader emulation against the arm64 ld.so
 #      on every ELF of the root) and integration.single_rank (alone mode: system versus wheel NCCL,
 #      the stub driver, the ABI mismatch). Every other test is listed with why it is not run here.
-# A skipped, missing or failed test fails the script. Usage: .ci/aarch64.sh WORKDIR
+# A skipped, missing or failed test fails the script. Usage: .ci/aarch64.sh WORKDIR [host|root]
+# (`host` stops after step 1, and `root` after making the root of step 3, before building: CI installs the host
+# packages first, then makes the root beside other steps, and the full run reuses both.)
 # (WORKDIR is created; the root takes about 400 MB, the build about 300 MB.)
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
-work=${1:?usage: .ci/aarch64.sh WORKDIR}
+work=${1:?usage: .ci/aarch64.sh WORKDIR [host|root]}
+mode=${2:-all}
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
 root=$work/root
@@ -33,21 +36,27 @@ die() { echo "aarch64.sh: FAIL: $*" >&2; exit 1; }
 has() { local x=$1 e; shift; for e; do [ "$e" = "$x" ] && return 0; done; return 1; }
 
 # What the root holds besides minbase: the runtime of what we build (libfmt9, libre2-9), ctest (cmake) and
-# what the end-to-end test uses (jq, hostname). A different list makes a new root.
-root_packages=libfmt9,libre2-9,jq,cmake,hostname
+# what the end-to-end test uses (jq, hostname), the compressors tests/evidence makes its inputs
+# with (zstd, xz-utils; gzip is in minbase). A different list makes a new root.
+root_packages=libfmt9,libre2-9,jq,cmake,hostname,zstd,xz-utils
 
 echo "=== aarch64: host packages"
 need=()
 dpkg --print-foreign-architectures | grep -qx arm64 || need+=(arch)
-for p in g++-aarch64-linux-gnu qemu-user-static binfmt-support debootstrap libfmt-dev:arm64 libre2-dev:arm64 jq; do
+# zlib, libzstd, liblzma: evidence/ decodes compressed logs (cmake/Decompressors.cmake); RE2:
+# the signal library's patterns (evidence/matcher.cpp).
+arm64_dev="libfmt-dev:arm64 zlib1g-dev:arm64 libzstd-dev:arm64 liblzma-dev:arm64 libre2-dev:arm64"
+# shellcheck disable=SC2086  # $arm64_dev is a word list
+for p in g++-aarch64-linux-gnu qemu-user-static binfmt-support debootstrap $arm64_dev jq; do
   [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing: ${need[*]}"
   dpkg --print-foreign-architectures | grep -qx arm64 || dpkg --add-architecture arm64
   apt-get update -qq
+  # shellcheck disable=SC2086
   apt-get install -y -qq --no-install-recommends g++-aarch64-linux-gnu qemu-user-static \
-    binfmt-support debootstrap libfmt-dev:arm64 jq >"$work/apt.log" 2>&1 ||
+    binfmt-support debootstrap $arm64_dev jq >"$work/apt.log" 2>&1 ||
     { tail -20 "$work/apt.log"; die "apt-get install"; }
 fi
 
@@ -62,6 +71,31 @@ grep -q '^enabled' /proc/sys/fs/binfmt_misc/qemu-aarch64 || die "binfmt_misc ent
 grep -q '^flags:.*F' /proc/sys/fs/binfmt_misc/qemu-aarch64 ||
   die "binfmt_misc entry qemu-aarch64 lacks the F flag: aarch64 programs cannot run inside the chroot"
 phase "host packages, binfmt_misc"
+[ "$mode" = host ] && exit 0
+
+
+echo "=== aarch64: arm64 Debian 12 root"
+# Bind mounts left by a run that was killed before its cleanup: /dev, /sys and the checkout
+# must never be under the root when it is removed or re-populated.
+mounted_under_root() { awk -v r="$root/" 'index($2, r) == 1 {print $2}' /proc/mounts | sort -r; }
+for m in $(mounted_under_root); do umount -l "$m" 2>/dev/null || true; done
+[ -z "$(mounted_under_root)" ] || die "still mounted under $root: $(mounted_under_root | paste -sd' ')"
+if [ "$(cat "$root/.denpex-packages" 2>/dev/null)" != "$root_packages" ]; then
+  rm -rf --one-file-system "$root"
+  # shellcheck source=tools/debian-mirror.sh
+  . "$src/tools/debian-mirror.sh"
+  mirror=$(debian_mirror)
+  echo "debootstrap --arch=arm64 --variant=minbase bookworm (+ $root_packages) from ${mirror:-the default mirror of debootstrap}"
+  debootstrap --arch=arm64 --variant=minbase --include="$root_packages" \
+    bookworm "$root" ${mirror:+"$mirror"} >"$work/debootstrap.log" 2>&1 ||
+    { tail -20 "$work/debootstrap.log"; die "debootstrap"; }
+  echo "$root_packages" >"$root/.denpex-packages"
+else
+  echo "reusing $root"
+fi
+cp /etc/hosts "$root/etc/hosts"
+phase "arm64 root"
+[ "$mode" = root ] && exit 0
 
 echo "=== aarch64: cross build (g++-aarch64-linux-gnu, -Werror, no MPI)"
 launcher=()
@@ -76,24 +110,6 @@ for f in launch/denpex-probe tests/probe/probe_tests tests/standins/lib/nccl-lin
 done
 phase "cross build"
 
-echo "=== aarch64: arm64 Debian 12 root"
-# Bind mounts left by a run that was killed before its cleanup: /dev, /sys and the checkout
-# must never be under the root when it is removed or re-populated.
-mounted_under_root() { awk -v r="$root/" 'index($2, r) == 1 {print $2}' /proc/mounts | sort -r; }
-for m in $(mounted_under_root); do umount -l "$m" 2>/dev/null || true; done
-[ -z "$(mounted_under_root)" ] || die "still mounted under $root: $(mounted_under_root | paste -sd' ')"
-if [ "$(cat "$root/.denpex-packages" 2>/dev/null)" != "$root_packages" ]; then
-  rm -rf --one-file-system "$root"
-  echo "debootstrap --arch=arm64 --variant=minbase bookworm (+ $root_packages)"
-  debootstrap --arch=arm64 --variant=minbase --include="$root_packages" \
-    bookworm "$root" http://deb.debian.org/debian >"$work/debootstrap.log" 2>&1 ||
-    { tail -20 "$work/debootstrap.log"; die "debootstrap"; }
-  echo "$root_packages" >"$root/.denpex-packages"
-else
-  echo "reusing $root"
-fi
-cp /etc/hosts "$root/etc/hosts"
-phase "arm64 root"
 
 mounts=()
 cleanup() {

@@ -5,8 +5,10 @@
 # /etc/hosts copied in (without it Open MPI's MPI_Init waits 5 s on the resolver).
 # A package this machine happens to have is a missing install step there, and fails here.
 #
-# Usage: .ci/fresh-root.sh WORKDIR [demo|test|both]   (WORKDIR is created; about 2 GB;
-#        default both)
+# Usage: .ci/fresh-root.sh WORKDIR [demo|test|both|root]   (WORKDIR is created; about 2 GB;
+#        default both). `root` only makes the root and runs the clone's tools/install-deps.sh in
+#        it, so that CI can do the downloading part early, beside other steps; the root then holds
+#        nothing but minbase and what install-deps.sh installs, and the later run reuses it.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:?usage: .ci/fresh-root.sh WORKDIR}
@@ -39,9 +41,12 @@ for m in $(awk -v r="$root/" 'index($2, r) == 1 {print $2}' /proc/mounts | sort 
 done
 if [ ! -x "$root/usr/bin/cmake" ]; then
   rm -rf --one-file-system "$root"
-  echo "fresh-root: debootstrap bookworm (minbase + build-essential cmake git python3)"
+  # shellcheck source=tools/debian-mirror.sh
+  . "$src/tools/debian-mirror.sh"
+  mirror=$(debian_mirror)
+  echo "fresh-root: debootstrap bookworm (minbase + build-essential cmake git python3) from ${mirror:-the default mirror of debootstrap}"
   debootstrap --variant=minbase --include=build-essential,cmake,git,python3,ca-certificates \
-    bookworm "$root" http://deb.debian.org/debian >"$work/debootstrap.log" 2>&1 ||
+    bookworm "$root" ${mirror:+"$mirror"} >"$work/debootstrap.log" 2>&1 ||
     { tail -20 "$work/debootstrap.log"; exit 1; }
 fi
 # The same package sources as the host (its snapshot), so versions match what CI tests.
@@ -68,15 +73,23 @@ mkdir -p "$root/dev/shm"
 mount -t tmpfs -o size=4g tmpfs "$root/dev/shm"; mounts+=("$root/dev/shm")
 mount -t tmpfs tmpfs "$root/run"; mounts+=("$root/run")
 
-# A clean clone of what is committed here, with shared/ beside it as in CI.
-rm -rf "$root/src"
-mkdir -p "$root/src"
-git clone -q "$src" "$root/src/main"
-if [ -d "$src/../shared" ]; then bind "$(cd "$src/../shared" && pwd)" "$root/src/shared" ro; fi
+# A clean clone of what is committed here, where a newcomer puts it: in root's home, which only
+# root may enter (mode 0700), so a test that runs something as another user must copy it out.
+# shared/ beside it, as in CI.
+rm -rf --one-file-system "$root/src" "$root/root/project" "$root/root/shared"
+mkdir -p "$root/root"
+chmod 0700 "$root/root"
+git clone -q "$src" "$root/root/project"
+if [ -d "$src/../shared" ]; then bind "$(cd "$src/../shared" && pwd)" "$root/root/shared" ro; fi
 
 in_root() { chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-  TERM=dumb LANG=C.UTF-8 CI="${CI:-}" bash -c "cd /src/main && $1"; }
+  TERM=dumb LANG=C.UTF-8 CI="${CI:-}" bash -c "cd /root/project && $1"; }
 
+if [ "$what" = root ]; then
+  echo "=== fresh-root: the root and tools/install-deps.sh in it"
+  in_root "tools/install-deps.sh" >"$work/install-deps.log" 2>&1 || { tail -30 "$work/install-deps.log"; exit 1; }
+  exit 0
+fi
 if [ "$what" != test ]; then
   echo "=== fresh-root: README quick start 1: tools/demo.sh"
   in_root "tools/demo.sh"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark 7 (issue 10): `denpex-probe diagnose` on a 64-rank, 20,000-step NCCL COLL log
+# Benchmark 7: `denpex-probe diagnose` on a 64-rank, 20,000-step NCCL COLL log
 # (about 245 MB) against `grep -c 'NCCL INFO'` on the same file, interleaved in the same run.
 #
 #   bench/diagnose.sh [BUILD_DIR]          (default ./build)

@@ -1,4 +1,4 @@
-// Benchmark 7 (issue 10): a 64-rank NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL log of 20,000
+// Benchmark 7: a 64-rank NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL log of 20,000
 // steps (about 245 MB) in NCCL 2.2x's line format, ranks interleaved within each step as one
 // shared stdout shows them, for `denpex-probe diagnose` against `grep -c 'NCCL INFO'`.
 //   gen_coll_log OUT [RANKS] [STEPS] [DIVERGE_STEP]

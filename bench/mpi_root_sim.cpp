@@ -96,11 +96,12 @@ int s_recv(void* buf, int len, int source, int tag) {
   return 0;
 }
 int s_finalize() { return 0; }
+int s_abort(int) { return 0; }
 void s_error_string(int code, char* out, int n) {
   std::snprintf(out, static_cast<size_t>(n), "simulated error %d", code);
 }
 const denpex_mpi_plugin kSim = {DENPEX_MPI_PLUGIN_ABI, "simulated", s_init, s_library, s_send,
-                                s_iprobe, s_recv, s_finalize, s_error_string};
+                                s_iprobe, s_recv, s_finalize, s_error_string, s_abort};
 
 
 }  // namespace

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The benchmarks of issue 7, side by side with their floors, in one command:
+# The benchmarks, side by side with their floors, in one command:
 #
 #   bench/run.sh [BUILD_DIR]          (default ./build)
 #   bench/run.sh --quick [BUILD_DIR]  (CI: every benchmark once, at small sizes; fails when one
@@ -9,7 +9,8 @@
 #   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 #   cmake --build build -j --target denpex-probe denpex_trace denpex_trace_overhead \
 #     denpex_bench_abtime denpex_bench_floor_nccl_version denpex_bench_floor_mpi_hostnames \
-#     denpex_bench_gen_records denpex_bench_judge_sim denpex_bench_mpi_root_sim denpex_bench_mpi_clock
+#     denpex_bench_gen_records denpex_bench_judge_sim denpex_bench_mpi_root_sim denpex_bench_mpi_clock \
+#     denpex_bench_floor_store_keys denpex_bench_exit_clock
 #
 # Prints progress on stderr and, at the end, the table on stdout (figure, floor or bound, ratio,
 # target, PASS/MISS/info) followed by the details behind it. Every side-by-side figure is the
@@ -18,7 +19,8 @@
 #
 # Knobs (environment): BENCH_LOCAL_RUNS (40), BENCH_MPI_RUNS (15), BENCH_MPI_SIZES ("2 4 8"),
 # BENCH_COMPARE_SIZES ("1000 10000 100000"), BENCH_JUDGE_RANKS (1000000), BENCH_TRACE_CALLS
-# (500000), BENCH_TMP (scratch directory parent; default $TMPDIR or /tmp).
+# (500000), BENCH_TORCHRUN_RUNS (9), BENCH_TORCHRUN_SIZES ("4 8"), BENCH_TMP (scratch directory
+# parent; default $TMPDIR or /tmp).
 set -u
 export LC_ALL=C
 
@@ -28,7 +30,8 @@ if [ "${1:-}" = --quick ]; then
   shift
   export BENCH_LOCAL_RUNS=${BENCH_LOCAL_RUNS:-2} BENCH_MPI_RUNS=${BENCH_MPI_RUNS:-2} BENCH_MPI_SIZES=${BENCH_MPI_SIZES:-2} \
     BENCH_COMPARE_SIZES=${BENCH_COMPARE_SIZES:-"100 1000"} BENCH_JUDGE_RANKS=${BENCH_JUDGE_RANKS:-10000} \
-    BENCH_TRACE_CALLS=${BENCH_TRACE_CALLS:-10000}
+    BENCH_TRACE_CALLS=${BENCH_TRACE_CALLS:-10000} BENCH_TORCHRUN_RUNS=${BENCH_TORCHRUN_RUNS:-1} \
+    BENCH_TORCHRUN_SIZES=${BENCH_TORCHRUN_SIZES:-2}
 fi
 BUILD=${1:-./build}
 BUILD=$(cd "$BUILD" 2>/dev/null && pwd) || { echo "bench/run.sh: build directory ${1:-./build} not found" >&2; exit 2; }
@@ -122,6 +125,12 @@ for np in $MPI_SIZES; do
   detail "-np $np rank 0, inside the process: floor (MPI_Init to gathered) median $a ms, probe (MPI_Init to verdict) median $b ms over $MPI_RUNS runs each"
 done
 
+# --- 2t. the same over torchrun's c10d store (bench/torchrun.sh; skipped without torch wheels) ---
+log "2t/6 torchrun -nproc {${BENCH_TORCHRUN_SIZES:-4 8}}: rank 0 start to verdict vs puts and gets of one key per rank"
+bash "$(dirname "$0")/torchrun.sh" "$BUILD" "$TABLE" "$TMP/torchrun.details" ||
+  row "torchrun rank 0 start to verdict" "-" "-" "-" "<= floor + 20 ms" "MISS (bench/torchrun.sh failed)"
+[ -f "$TMP/torchrun.details" ] && while read -r l; do detail "$l"; done <"$TMP/torchrun.details"
+
 # --- 3. bytes at rank 0 ----------------------------------------------------------------------------
 log "3/6 bytes at rank 0, N = {$MPI_SIZES}, K = 1 and 2"
 bytes_of() { sed -n 's/.*"bytes_at_root": *\([0-9-]*\).*/\1/p' "$1" | head -1; }
@@ -197,7 +206,7 @@ if [ -s "$TMP/template.json" ]; then
   js=$(awk '$1 == "total_judging" { print $2 }' "$TMP/judge$small.txt")
   jr=$(awk '$1 == "peak_rss_kb" { print $2 }' "$TMP/judge$JUDGE_RANKS.txt")
   row "judge+report $JUDGE_RANKS ranks (ms)" "$(calc "$jt" 1)" "-" "-" "measured" "info"
-  # Issue 7 asks for this to be measured, not bounded: folding host names and sorting ranks
+  # Measured, not bounded: folding host names and sorting ranks
   # are n log n, so 10x the ranks costs about 10 x log(10n)/log(n) ~ 12x here.
   row "judge+report ${JUDGE_RANKS}/${small} time" "$(calc "$jt / $js" 2)x" "10x" "$(calc "$jt / $js / 10" 2)" "measured (n log n)" "info"
   detail "judge simulation, $JUDGE_RANKS ranks on $((JUDGE_RANKS / 8)) hosts, 3 configurations, 2 missing ranks (median of 3 runs; peak RSS $jr KB):"
@@ -212,7 +221,7 @@ if [ -s "$TMP/template.json" ]; then
   bpr=$(awk '$1 == "bytes_per_rank" { print $2 }' "$TMP/rootsim.txt")
   peak=$(awk '$1 == "peak_rss_kb" { print $2 }' "$TMP/rootsim.txt")
   hb=$(awk '$1 == "ranks" { print $8 }' "$TMP/rootsim.txt")
-  # Issue 11: O(N x (8 + host name) + K x record); before it, N x 1,032 bytes were preallocated.
+  # O(N x (8 + host name) + K x record): rank 0 keeps a digest and a host index per rank.
   bound=$((8 + hb + 32))
   row "rank 0 memory, $JUDGE_RANKS ranks (bytes/rank)" "$bpr" "$bound" "$(calc "$bpr / $bound" 2)" "<= 8 + host + 32" "$(verdict "$bpr" "$bound")"
   detail "rank 0 collect() simulated: $JUDGE_RANKS ranks on $((JUDGE_RANKS / 8)) hosts ($hb-byte names), 3 configurations: peak RSS $peak KB, $bpr bytes per rank over the process's start; $(awk '$1 == "collect_ms" { print $2 }' "$TMP/rootsim.txt") ms"
@@ -228,7 +237,7 @@ for i in 1 2 3; do
   awk '$1 == "traced" { print $2 }' "$TMP/t.txt" >>"$TMP/trace_direct.txt"
   DENPEX_TRACE_DIR=$TMP/trace LD_PRELOAD=$TRACE_LIB "$TRACE_BENCH" "$TRACE_CALLS" >"$TMP/t.txt" 2>/dev/null || trace_ok=0
   awk '$1 == "traced" { print $2 }' "$TMP/t.txt" >>"$TMP/trace_traced.txt"
-  # Same process, same moment: traced minus direct (issue 14's figure, crash-safe ring on).
+  # Same process, same moment: traced minus direct (the crash-safe ring on).
   awk '$1 == "overhead" { print $2 }' "$TMP/t.txt" >>"$TMP/trace_overhead.txt"
   rm -rf "$TMP/trace"/*
 done

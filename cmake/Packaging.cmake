@@ -47,6 +47,14 @@ foreach(doc README.md ARCHITECTURE.md)
     install(FILES ${PROJECT_SOURCE_DIR}/${doc} DESTINATION ${CMAKE_INSTALL_DOCDIR})
   endif()
 endforeach()
+# The pages the README links to, beside it.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
+# The licence text: the portable tarball carries it; the .deb does not, since its copyright file
+# points to Debian's own copy (/usr/share/common-licenses/Apache-2.0) and lintian flags a second
+# one (extra-license-file).
+if(DENPEX_PORTABLE)
+  install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR})
+endif()
 
 set(CPACK_PACKAGE_NAME denpex-probe)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})

@@ -1,6 +1,10 @@
 #include "collect/launcher.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdlib>
+#include <string>
 
 namespace denpex {
 
@@ -83,6 +87,98 @@ SlurmTask detect_slurm_task(const std::map<std::string, std::string>& env) {
   auto step = env.find("SLURM_STEP_ID");
   if (job != env.end() && step != env.end()) t.step = job->second + "." + step->second;
   return t;
+}
+
+namespace {
+
+std::string value_of(const std::map<std::string, std::string>& env, const char* name) {
+  auto it = env.find(name);
+  return it == env.end() ? std::string() : it->second;
+}
+
+}  // namespace
+
+TorchrunWorker detect_torchrun(const std::map<std::string, std::string>& env) {
+  TorchrunWorker w;
+  const char* needed[] = {"RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"};
+  for (const char* v : needed)
+    if (!has(env, v)) return w;
+  w.present = true;
+  w.rank = parse_count(env, "RANK");
+  w.world_size = parse_count(env, "WORLD_SIZE");
+  w.master_port = parse_count(env, "MASTER_PORT");
+  w.master_addr = value_of(env, "MASTER_ADDR");
+  w.local_rank = parse_count(env, "LOCAL_RANK");
+  w.group_rank = parse_count(env, "GROUP_RANK");
+  w.restart_count = std::max(0, parse_count(env, "TORCHELASTIC_RESTART_COUNT"));
+  w.run_id = value_of(env, "TORCHELASTIC_RUN_ID");
+  w.agent_store = value_of(env, "TORCHELASTIC_USE_AGENT_STORE");
+  auto bad = [&](const char* name, const char* what) {
+    return std::string(name) + "=" + value_of(env, name).substr(0, 64) + " is not " + what;
+  };
+  if (w.world_size <= 0) w.error = bad("WORLD_SIZE", "a positive number of ranks");
+  else if (w.rank < 0 || w.rank >= w.world_size) w.error = bad("RANK", "a rank below WORLD_SIZE");
+  else if (w.master_port <= 0 || w.master_port > 65535) w.error = bad("MASTER_PORT", "a TCP port");
+  else if (w.master_addr.empty() || w.master_addr.size() > 255)
+    w.error = bad("MASTER_ADDR", "a host name or address");
+  return w;
+}
+
+AnnouncedWorld announced_world(const std::map<std::string, std::string>& env) {
+  struct Pair { const char* size; const char* rank; };
+  const Pair pairs[] = {
+      {"WORLD_SIZE", "RANK"},
+      {"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK"},
+      {"PMI_SIZE", "PMI_RANK"},
+      {"MV2_COMM_WORLD_SIZE", "MV2_COMM_WORLD_RANK"},
+      {"SLURM_STEP_NUM_TASKS", "SLURM_PROCID"},
+  };
+  AnnouncedWorld w;
+  for (const auto& p : pairs) {
+    int n = parse_count(env, p.size);
+    if (n <= 0) continue;
+    w.size = n;
+    w.size_evidence = std::string(p.size) + "=" + std::to_string(n);
+    w.rank = parse_count(env, p.rank);
+    if (n > 1) break;   // the first that announces more than one rank decides
+  }
+  return w;
+}
+
+std::string job_id(const std::map<std::string, std::string>& env) {
+  std::string slurm = value_of(env, "SLURM_JOB_ID");
+  if (!slurm.empty()) {
+    std::string step = value_of(env, "SLURM_STEP_ID");
+    return step.empty() ? slurm : slurm + "." + step;
+  }
+  std::string run = value_of(env, "TORCHELASTIC_RUN_ID");
+  if (!run.empty()) {
+    int restart = parse_count(env, "TORCHELASTIC_RESTART_COUNT");
+    return restart > 0 ? run + ".r" + std::to_string(restart) : run;
+  }
+  for (const char* v : {"PBS_JOBID", "LSB_JOBID", "JOB_ID"}) {
+    std::string id = value_of(env, v);
+    if (!id.empty()) return id;
+  }
+  return "";
+}
+
+std::string run_identity(const std::map<std::string, std::string>& env) {
+  if (has(env, "SLURM_JOB_ID") && has(env, "SLURM_STEP_ID"))
+    return "slurm:" + value_of(env, "SLURM_JOB_ID") + "." + value_of(env, "SLURM_STEP_ID");
+  // MASTER_PORT too: the default run id ("none") repeats across separate torchrun runs.
+  if (has(env, "TORCHELASTIC_RUN_ID"))
+    return "torchrun:" + value_of(env, "TORCHELASTIC_RUN_ID") + ":" +
+           value_of(env, "TORCHELASTIC_RESTART_COUNT") + ":" + value_of(env, "MASTER_ADDR") +
+           ":" + value_of(env, "MASTER_PORT");
+  if (has(env, "PMIX_NAMESPACE")) return "pmix:" + value_of(env, "PMIX_NAMESPACE");
+  if (has(env, "OMPI_MCA_ess_base_jobid")) return "ompi:" + value_of(env, "OMPI_MCA_ess_base_jobid");
+  // Hydra names no job: the ranks one proxy started on a host share that proxy.
+  if (has(env, "PMI_RANK") && has(env, "MPI_LOCALNRANKS"))
+    return "hydra-proxy:" + std::to_string(static_cast<long>(::getppid()));
+  if (has(env, "MASTER_ADDR") && has(env, "MASTER_PORT") && has(env, "WORLD_SIZE"))
+    return "env:" + value_of(env, "MASTER_ADDR") + ":" + value_of(env, "MASTER_PORT");
+  return "";
 }
 
 }  // namespace denpex

@@ -43,4 +43,47 @@ struct SlurmTask {
 
 SlurmTask detect_slurm_task(const std::map<std::string, std::string>& env);
 
+// A worker that torchrun (torch.distributed.run's elastic agent) started: RANK, WORLD_SIZE,
+// MASTER_ADDR and MASTER_PORT all set, as the env:// rendezvous reads them. `present` when all
+// four are there; `error` names a variable that is there but malformed.
+struct TorchrunWorker {
+  bool present = false;
+  int rank = -1;
+  int world_size = -1;
+  int local_rank = -1;        // LOCAL_RANK, -1 when unset
+  int group_rank = -1;        // GROUP_RANK (the agent's, i.e. the node's rank), -1 when unset
+  int restart_count = 0;      // TORCHELASTIC_RESTART_COUNT
+  std::string master_addr;
+  int master_port = -1;
+  std::string run_id;         // TORCHELASTIC_RUN_ID, "" when not started by torchelastic
+  // TORCHELASTIC_USE_AGENT_STORE: "True" when the agent serves MASTER_ADDR:MASTER_PORT
+  // (torch >= 2.4, and the static rendezvous of older ones); "False" when rank 0's own process
+  // was meant to (torch <= 2.3 with the c10d rendezvous); "" unset (not torchelastic).
+  std::string agent_store;
+  std::string error;
+};
+
+TorchrunWorker detect_torchrun(const std::map<std::string, std::string>& env);
+
+// The world any launcher's variables announce, whoever started this process: WORLD_SIZE
+// (torchrun, accelerate, DeepSpeed, Kubeflow's PyTorchJob), OMPI_COMM_WORLD_SIZE, PMI_SIZE,
+// MV2_COMM_WORLD_SIZE, SLURM_STEP_NUM_TASKS (a task of an srun step). size -1 when none says;
+// rank from the matching rank variable (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, ...), -1 unset.
+struct AnnouncedWorld {
+  int size = -1;
+  std::string size_evidence;   // "WORLD_SIZE=16"
+  int rank = -1;
+};
+
+AnnouncedWorld announced_world(const std::map<std::string, std::string>& env);
+
+// The job's id for --rank-report's %j: SLURM_JOB_ID (with .SLURM_STEP_ID when set), else
+// TORCHELASTIC_RUN_ID (with .rN past the first restart), else PBS_JOBID, LSB_JOBID, JOB_ID;
+// "" when none is set.
+std::string job_id(const std::map<std::string, std::string>& env);
+
+// What tells this run apart from another: two processes with the same non-empty identity are
+// one run (a Slurm step, one torchrun attempt, one mpirun). "" when nothing says.
+std::string run_identity(const std::map<std::string, std::string>& env);
+
 }  // namespace denpex

@@ -23,21 +23,18 @@ enum Tag : int {
   kTagRecord = 7103,
   kTagVerdict = 7104,
   kTagAck = 7105,
+  kTagDeadline = 7106,
+  kTagConfirm = 7107,
+  kTagEnd = 7108,
 };
 
-// Host names are at most 255 bytes (POSIX HOST_NAME_MAX is 64 on Linux); the reason of a failed
-// probe is cut to fit.
-constexpr int kMaxDigestMessage = 8 + 256 + 768;
+// The verdict message (step 3): the exit code, and 1 when rank 0 ends the job with MPI_Abort.
+struct Verdict {
+  int32_t code;
+  int32_t aborts;
+};
 
 void pause_briefly() { ::usleep(200); }
-
-std::string digest_message(uint64_t digest, const std::string& host, const std::string& failure) {
-  std::string m(8, '\0');
-  std::memcpy(&m[0], &digest, 8);
-  m += host.substr(0, 255);
-  if (digest == 0) m += '\n' + failure.substr(0, kMaxDigestMessage - m.size() - 1);
-  return m;
-}
 
 }  // namespace
 
@@ -76,6 +73,30 @@ int MpiJob::wait_for(int source, std::initializer_list<int> tags, double deadlin
     pause_briefly();
   }
   return 0;
+}
+
+double MpiJob::share_deadline(double deadline, std::string* error) {
+  if (rank_ == 0) {
+    // 8 bytes each: a small send completes without waiting for the receiver (eager), so a
+    // rank that is already stopped or stuck in its probe costs nothing here.
+    const double left = deadline - monotonic_seconds();
+    for (int r = 1; r < size_; ++r) {
+      if (int rc = api_->send(&left, sizeof left, r, kTagDeadline)) {
+        *error = failed("MPI_Send", r, rc);
+        return deadline;
+      }
+    }
+    return deadline;
+  }
+  int tag = wait_for(0, {kTagDeadline}, deadline, error);
+  if (tag <= 0) return deadline;
+  double left = 0;
+  if (int rc = api_->recv(&left, sizeof left, 0, kTagDeadline)) {
+    *error = failed("MPI_Recv", 0, rc);
+    return deadline;
+  }
+  root_deadline_ = monotonic_seconds() + std::max(0.0, left);
+  return root_deadline_;
 }
 
 CollectResult MpiJob::collect(const RankRecord* mine, const std::string& host,
@@ -118,7 +139,7 @@ CollectResult MpiJob::send_to_root(const RankRecord* mine, const std::string& ho
     res.error = failed("MPI_Recv", 0, rc);
     return res;
   }
-  // Non-UTF-8 bytes become U+FFFD rather than an exception (issue 6).
+  // Non-UTF-8 bytes become U+FFFD rather than an exception.
   const std::string json =
       mine ? nlohmann::json(*mine).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
            : std::string("{}");
@@ -132,15 +153,7 @@ bool MpiJob::gather_digests(const std::string& my_host, uint64_t my_digest,
                             std::map<int, std::string>* failures) {
   static_assert(sizeof(Reported) == 16, "rank 0 keeps 16 bytes per rank (mpi_job.h)");
   // One copy of each host name: 1M ranks on 125,000 hosts keep 125,000 strings, not 1M.
-  std::unordered_map<std::string_view, uint32_t> host_ids;
-  auto host_id = [&](std::string_view h) {
-    auto it = host_ids.find(h);
-    if (it != host_ids.end()) return it->second;
-    host_names_.emplace_back(h);
-    auto id = static_cast<uint32_t>(host_names_.size() - 1);
-    host_ids.emplace(host_names_.back(), id);
-    return id;
-  };
+  auto host_id = [&](std::string_view h) { return host_names_.intern(h); };
   const double started = monotonic_seconds();
   reported_.clear();
   reported_.push_back({0, host_id(my_host), my_digest});
@@ -170,16 +183,14 @@ bool MpiJob::gather_digests(const std::string& my_host, uint64_t my_digest,
     seen[static_cast<size_t>(from)] = true;
     --outstanding;
     Reported r{from, 0, 0};
-    if (len < 8) {
+    DigestMessage m = parse_digest_message(std::string_view(buf.data(), static_cast<size_t>(len)));
+    if (m.malformed) {
       r.host = host_id("");
       (*failures)[from] = "sent a malformed message";
     } else {
-      std::memcpy(&r.digest, buf.data(), 8);
-      std::string_view rest(buf.data() + 8, static_cast<size_t>(len - 8));
-      size_t nl = rest.find('\n');
-      r.host = host_id(rest.substr(0, nl));
-      if (r.digest == 0)
-        (*failures)[from] = nl == std::string_view::npos ? "" : std::string(rest.substr(nl + 1));
+      r.digest = m.digest;
+      r.host = host_id(m.host);
+      if (r.digest == 0) (*failures)[from] = m.failure;
     }
     reported_.push_back(r);
     double left = deadline - monotonic_seconds();
@@ -189,8 +200,11 @@ bool MpiJob::gather_digests(const std::string& my_host, uint64_t my_digest,
     }
   }
   const std::string waited = fmt::format("rank 0 waited {:.1f} s (--timeout)", deadline - started);
-  for (int r = 1; r < size_; ++r)
-    if (!seen[static_cast<size_t>(r)]) res->missing.push_back({r, "", waited});
+  for (int r = 1; r < size_; ++r) {
+    if (seen[static_cast<size_t>(r)]) continue;
+    res->missing.push_back({r, "", waited});
+    ++res->gone;
+  }
   return true;
 }
 
@@ -199,6 +213,8 @@ bool MpiJob::fetch_records(const RankRecord* mine, double deadline, CollectResul
   std::map<uint64_t, RankRecord> records;
   if (!request_records(mine, &pending, &records, res)) return false;
   if (!receive_records(deadline, &pending, &records, res)) return false;
+  // A representative that answered once and then sent no record is as gone as a silent rank.
+  res->gone += static_cast<int>(pending.size());
   group_records(&records, res);
   return true;
 }
@@ -206,13 +222,7 @@ bool MpiJob::fetch_records(const RankRecord* mine, double deadline, CollectResul
 bool MpiJob::request_records(const RankRecord* mine, std::map<int, uint64_t>* pending,
                              std::map<uint64_t, RankRecord>* records, CollectResult* res) {
   // The lowest rank of each digest represents it; reported_ is in arrival order.
-  std::map<uint64_t, int> rep;
-  for (const Reported& r : reported_) {
-    if (r.digest == 0) continue;
-    auto it = rep.find(r.digest);
-    if (it == rep.end() || r.rank < it->second) rep[r.digest] = r.rank;
-  }
-  for (const auto& [digest, rank] : rep) {
+  for (const auto& [digest, rank] : representatives(reported_)) {
     if (rank == 0 && mine) {
       (*records)[digest] = *mine;
       continue;
@@ -263,28 +273,7 @@ bool MpiJob::receive_records(double deadline, std::map<int, uint64_t>* pending,
 }
 
 void MpiJob::group_records(std::map<uint64_t, RankRecord>* records, CollectResult* res) {
-  std::map<uint64_t, size_t> group_of;
-  for (auto& [digest, rec] : *records) {
-    group_of[digest] = res->groups.size();
-    ConfigGroup g;
-    g.record = std::move(rec);
-    g.digest = digest;
-    res->groups.push_back(std::move(g));
-  }
-  for (const Reported& r : reported_) {
-    if (r.digest == 0) continue;
-    auto g = group_of.find(r.digest);
-    if (g == group_of.end()) {
-      res->missing.push_back({r.rank, host_names_[r.host],
-                              "its record did not arrive or was unreadable"});
-      continue;
-    }
-    ConfigGroup& group = res->groups[g->second];
-    group.ranks.push_back(r.rank);
-    // Consecutive ranks usually share a host: keep one entry per run (normalize_groups dedups).
-    if (group.hosts.empty() || group.hosts.back() != host_names_[r.host])
-      group.hosts.push_back(host_names_[r.host]);
-  }
+  group_reported(reported_, host_names_, records, &res->groups, &res->missing);
 }
 
 CollectResult MpiJob::gather_at_root(const RankRecord* mine, const std::string& host,
@@ -301,6 +290,7 @@ CollectResult MpiJob::gather_at_root(const RankRecord* mine, const std::string& 
                            reason.empty() ? "its probe failed" : reason});
   }
   if (!fetch_records(mine, deadline, &res)) return res;
+  gone_ = res.gone;
   normalize_groups(&res.groups);
   std::sort(res.missing.begin(), res.missing.end(),
             [](const MissingRank& a, const MissingRank& b) { return a.rank < b.rank; });
@@ -309,47 +299,146 @@ CollectResult MpiJob::gather_at_root(const RankRecord* mine, const std::string& 
 
 int MpiJob::agree_exit_code(int code, double own_deadline, double judge_time,
                             std::string* note) {
-  if (rank_ == 0) {
-    // Ranks that reported are alive and waiting for these 4 bytes: a small send completes
-    // without waiting for the receiver, and keeps no request per rank at rank 0.
-    for (const Reported& r : reported_) {
-      if (r.rank == 0) continue;
-      if (int rc = api_->send(&code, sizeof code, r.rank, kTagVerdict)) {
-        *note = failed("MPI_Send", r.rank, rc);
-        return code;
-      }
+  if (rank_ == 0) return tell_verdict(code, note);
+  // Whatever goes wrong below, rank 0 cannot end this job for this rank: it ends it itself.
+  end_ = JobEnd::abort;
+  return hear_verdict((root_deadline_ > 0 ? root_deadline_ : own_deadline) + judge_time, note);
+}
+
+int MpiJob::tell_verdict(int code, std::string* note) {
+  end_ = JobEnd::abort;
+  const Verdict v{code, gone_ > 0 ? 1 : 0};
+  // Ranks that reported are alive and waiting for these 8 bytes: a small send completes
+  // without waiting for the receiver, and keeps no request per rank at rank 0.
+  for (const Reported& r : reported_) {
+    if (r.rank == 0) continue;
+    if (int rc = api_->send(&v, sizeof v, r.rank, kTagVerdict)) {
+      *note = failed("MPI_Send", r.rank, rc);
+      return code;
     }
-    return code;
   }
-  const double until = (root_deadline_ > 0 ? root_deadline_ : own_deadline) + judge_time;
+  if (gone_ > 0) return code;
+  int confirmed = 0;
+  if (confirm_at_root(&confirmed, note)) {
+    end_ = JobEnd::finalize;
+  } else if (note->empty()) {
+    *note = fmt::format("rank 0: {} of {} ranks did not confirm the verdict within {:.1f} s "
+                        "(stopped?); ending the job with MPI_Abort({})",
+                        static_cast<int>(reported_.size()) - 1 - confirmed,
+                        static_cast<int>(reported_.size()) - 1, confirm_wait_, code);
+  }
+  return code;
+}
+
+bool MpiJob::confirm_at_root(int* confirmed, std::string* note) {
+  // A bit per rank: a rank that confirms twice is counted once.
+  std::vector<bool> ok(static_cast<size_t>(size_), false);
+  const int expected = static_cast<int>(reported_.size()) - 1;
+  const double until = monotonic_seconds() + confirm_wait_;
+  while (*confirmed < expected && monotonic_seconds() < until) {
+    int found = 0, from = 0, len = 0;
+    if (int rc = api_->iprobe(DENPEX_MPI_ANY_SOURCE, kTagConfirm, &found, &from, &len)) {
+      *note = failed("MPI_Iprobe", -1, rc);
+      return false;
+    }
+    if (!found) {
+      pause_briefly();
+      continue;
+    }
+    char byte = 0;
+    if (int rc = api_->recv(&byte, 1, from, kTagConfirm)) {
+      *note = failed("MPI_Recv", from, rc);
+      return false;
+    }
+    if (from > 0 && from < size_ && !ok[static_cast<size_t>(from)]) {
+      ok[static_cast<size_t>(from)] = true;
+      ++*confirmed;
+    }
+  }
+  const bool all = *confirmed == expected;
+  const char finalize = all ? 1 : 0;
+  for (int r = 1; r < size_; ++r) {
+    if (!ok[static_cast<size_t>(r)]) continue;
+    if (int rc = api_->send(&finalize, 1, r, kTagEnd)) {
+      *note = failed("MPI_Send", r, rc);
+      return false;
+    }
+  }
+  return all;
+}
+
+int MpiJob::hear_verdict(double until, std::string* note) {
   std::string error;
   int tag = wait_for(0, {kTagVerdict}, until, &error);
-  if (tag == kTagVerdict) {
-    int v = 1;
-    if (int rc = api_->recv(&v, sizeof v, 0, kTagVerdict)) {
-      *note = failed("MPI_Recv", 0, rc);
-      return 2;
-    }
-    return v;
-  }
   if (tag < 0) {
     *note = error;
     return 2;
   }
-  *note = fmt::format("rank {}: rank 0 sent no verdict before the deadline; exiting 1", rank_);
-  return 1;
+  if (tag == 0) {
+    *note = fmt::format("rank {}: rank 0 sent no verdict before the deadline; exiting 1", rank_);
+    return 1;
+  }
+  Verdict v{1, 0};
+  if (int rc = api_->recv(&v, sizeof v, 0, kTagVerdict)) {
+    *note = failed("MPI_Recv", 0, rc);
+    return 2;
+  }
+  if (v.aborts) {
+    end_ = JobEnd::await_abort;
+    return v.code;
+  }
+  const char byte = 1;
+  if (int rc = api_->send(&byte, 1, 0, kTagConfirm)) {
+    *note = failed("MPI_Send", 0, rc);
+    return v.code;
+  }
+  // Rank 0 waits up to confirm_wait_ for the other ranks' confirmations before it answers.
+  tag = wait_for(0, {kTagEnd}, monotonic_seconds() + 2 * confirm_wait_, &error);
+  if (tag < 0) {
+    *note = error;
+    return v.code;
+  }
+  if (tag == 0) {
+    *note = fmt::format("rank {}: rank 0 did not say whether to finalize; ending the job with "
+                        "MPI_Abort({})", rank_, v.code);
+    return v.code;
+  }
+  char finalize = 0;
+  if (int rc = api_->recv(&finalize, 1, 0, kTagEnd)) {
+    *note = failed("MPI_Recv", 0, rc);
+    return v.code;
+  }
+  end_ = finalize ? JobEnd::finalize : JobEnd::await_abort;
+  return v.code;
 }
 
-void MpiJob::finish(int code, bool ranks_missing) {
-  if (rank_ == 0 && ranks_missing) {
-    // A missing rank may be stuck in a library constructor: MPI_Finalize would wait for it
-    // forever. Leaving without it makes the launcher end the job (it kills the remaining ranks
-    // and exits non-zero). MPI_Abort would do the same, but Open MPI 4.1.4's mpirun crashes
-    // (SIGSEGV in PMIx_server_finalize) printing the abort notice.
-    std::fflush(nullptr);
-    ::_exit(code);
+void MpiJob::abort_job(int code) {
+  std::fflush(nullptr);
+  // The launcher ends every rank; MPI_Abort returns only when it could not reach it.
+  api_->abort(code);
+  ::_exit(code);
+}
+
+void MpiJob::finish(int code) {
+  switch (end_) {
+    case JobEnd::finalize:
+      std::fflush(nullptr);
+      api_->finalize();
+      return;
+    case JobEnd::abort:
+      // MPI_Abort is how MPI ends a job that cannot finish. Leaving without MPI_Finalize
+      // (_exit) while other ranks wait in MPI_Finalize's fence makes Open MPI 4.1.4's mpirun
+      // crash in its teardown (PMIx_server_finalize, a collective still pending).
+      abort_job(code);
+    case JobEnd::await_abort: {
+      // MPI_Finalize would wait for the rank that is gone. Rank 0's MPI_Abort ends this rank;
+      // if the launcher never does, leave with the verdict.
+      std::fflush(nullptr);
+      const double until = monotonic_seconds() + kAbortWait;
+      while (monotonic_seconds() < until) ::usleep(50 * 1000);
+      ::_exit(code);
+    }
   }
-  api_->finalize();
 }
 
 }  // namespace denpex

@@ -12,4 +12,17 @@ namespace denpex {
 // on failure, and removes the temporary file. Never throws.
 bool write_file_atomically(const std::string& path, const std::string& text, std::string* error);
 
+enum class NewFileStatus {
+  written,   // `path` did not exist and now holds `text`, whole
+  exists,    // `path` existed (or another writer made it first): left as it was
+  failed,    // could not write; *error says why
+};
+
+// Writes `text` to `path` only if no file is there, never replacing one: the temporary file is
+// hard-linked into place (link() fails when the name exists, atomically, even between hosts
+// on NFS); on a filesystem without hard links, an O_EXCL create written in place. Two writers
+// racing for one name: exactly one gets `written`. *error is set for `exists` too
+// ("<path>: exists"). Never throws.
+NewFileStatus write_new_file(const std::string& path, const std::string& text, std::string* error);
+
 }  // namespace denpex

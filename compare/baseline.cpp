@@ -118,9 +118,9 @@ bool write_baseline(const std::string& path, const Baseline& baseline, std::stri
 }
 
 BaselineLoad parse_baseline(const std::string& text, const std::string& source) {
-  // Hostile-input fix (issue 6): a valid but deeply nested document ({"schema": [[[...]]]} with
-  // 100,000 levels) parsed fine and then overflowed the stack in the recursive dump() of the
-  // error message below. A baseline is 3 levels deep.
+  // Depth-capped: a valid but deeply nested document ({"schema": [[[...]]]} with 100,000
+  // levels) would parse and then overflow the stack in the recursive dump() of the error
+  // message below. A baseline is 3 levels deep.
   BoundedJson parsed = parse_bounded_json(text);
   if (parsed.status == BoundedJsonStatus::too_deep) {
     return fail(BaselineStatus::malformed, source,

@@ -1,5 +1,5 @@
 // A finding: one thing wrong (or worth knowing) about a job, the ranks and hosts it blames, and
-// how to fix it. Codes and JSON shape: ../shared/CONTRACT.md "Finding codes".
+// how to fix it. Codes: compare/finding_codes.h; JSON shape: the contract's "Finding codes".
 #pragma once
 
 #include <string>
@@ -14,7 +14,7 @@ enum class Severity { warning, error };
 const char* to_string(Severity s);
 
 struct Finding {
-  std::string code;          // contract finding code, e.g. "nccl-version-mismatch"
+  std::string code;          // a code of compare/finding_codes.h (code_name)
   Severity severity = Severity::error;
   std::vector<int> ranks;    // blamed ranks, sorted ascending, no duplicates
   std::vector<std::string> hosts;  // hosts of the blamed ranks, sorted, no duplicates

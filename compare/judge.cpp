@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "compare/facts.h"
+#include "compare/finding_codes.h"
 #include "compare/fold.h"
 #include "compare/nccl_env.h"
 #include "compare/vote.h"
@@ -40,7 +41,7 @@ std::string agree_verb(const std::string& detail, bool plural) {
 // becomes one finding, so a driver missing on 512 hosts is one line, not one per configuration.
 
 struct LocalKey {
-  std::string code;
+  FindingCode code;
   Severity severity;
   std::string detail;  // the message after the subject: "resolves no NCCL library"
   std::string expected;
@@ -72,7 +73,7 @@ class LocalFindings {
   void emit(std::vector<Finding>* out) const {
     for (const auto& [key, blame] : blame_) {
       Finding f;
-      f.code = key.code;
+      f.code = code_name(key.code);
       f.severity = key.severity;
       f.ranks.assign(blame.ranks.begin(), blame.ranks.end());
       f.hosts.assign(blame.hosts.begin(), blame.hosts.end());
@@ -97,13 +98,50 @@ std::string short_list(const std::vector<std::string>& items, std::size_t max) {
   return text;
 }
 
+// "nvidia-nccl-cu12 2.20.5"
+std::string wheel_name(const NcclWheel& w) { return fmt::format("{} {}", w.project, w.version); }
+
+// The fix for an environment whose NCCL wheels are wrong: the wheel PyTorch requires when
+// PyTorch is installed there, else the one the user's framework needs.
+std::string reinstall_fix(const TorchInfo& t, const std::string& site,
+                          const std::vector<std::string>& uninstall) {
+  std::string first = uninstall.empty()
+                          ? ""
+                          : fmt::format("pip uninstall -y {}, then ", fmt::join(uninstall, " "));
+  if (t.status == TorchStatus::ok && !t.nccl_requirement.empty() && t.site_packages == site)
+    return fmt::format("{}pip install '{}' (the NCCL PyTorch {} requires) in the environment of "
+                       "{}",
+                       first, t.nccl_requirement, t.version, site);
+  return fmt::format("{}pip install the one nvidia-nccl-cu* wheel your framework requires, in "
+                     "the environment of {}",
+                     first, site);
+}
+
+// A wheel environment whose NCCL wheel is the wrong one is fixed with pip; a library that wins
+// through the loader's path is taken off it.
+std::string abi_fix(const RankRecord& r, const AbiCheck& abi) {
+  const TorchInfo& t = r.torch;
+  const bool torch_consumer = t.libtorch_cuda == abi.consumer && !t.nccl_requirement.empty();
+  if (torch_consumer && t.nccl.linkage == "wheel" &&
+      abi.library.compare(0, t.site_packages.size() + 1, t.site_packages + "/") == 0)
+    return reinstall_fix(t, t.site_packages, {});
+  return fmt::format("make {} load the NCCL it was built with{}: take {} off "
+                     "LD_LIBRARY_PATH/LD_PRELOAD, or install an NCCL new enough to export these "
+                     "symbols",
+                     abi.consumer,
+                     torch_consumer ? fmt::format(" (PyTorch {} requires {})", t.version,
+                                                  t.nccl_requirement)
+                                    : " (for a PyTorch wheel, its nvidia-nccl-cu* wheel)",
+                     abi.library);
+}
+
 // `nccl_required`: false when a baseline pins no NCCL and no rank has one (a host whose jobs run
 // in containers brings no NCCL of its own; the baseline's own rule is that an unpinned part is
 // not checked).
 void nccl_rules(const ConfigGroup& g, bool nccl_required, LocalFindings* out) {
   const NcclInfo& n = g.record.nccl;
   if (n.status == NcclStatus::missing && nccl_required) {
-    out->add(g, {"nccl-missing", Severity::error,
+    out->add(g, {FindingCode::nccl_missing, Severity::error,
                  n.error.empty() ? "resolves no NCCL library (libnccl.so.2)"
                                  : fmt::format("resolves no NCCL library: {}", n.error),
                  "libnccl.so.2", "missing",
@@ -112,7 +150,7 @@ void nccl_rules(const ConfigGroup& g, bool nccl_required, LocalFindings* out) {
   }
   if (n.status == NcclStatus::unloadable) {
     std::string why = n.error.empty() ? "unknown reason" : n.error;
-    out->add(g, {"nccl-unloadable", Severity::error,
+    out->add(g, {FindingCode::nccl_unloadable, Severity::error,
                  fmt::format("has NCCL at {} that cannot be used: {}",
                              n.path.empty() ? "an unknown path" : n.path, why),
                  "a loadable libnccl.so.2", why,
@@ -126,15 +164,11 @@ void nccl_rules(const ConfigGroup& g, bool nccl_required, LocalFindings* out) {
     std::string version = nccl_version_of(n);
     std::string library = version.empty() ? abi.library
                                           : fmt::format("{} (NCCL {})", abi.library, version);
-    out->add(g, {"nccl-abi-mismatch", Severity::error,
+    out->add(g, {FindingCode::nccl_abi_mismatch, Severity::error,
                  fmt::format("would fail with \"undefined symbol: {}\": {} needs {} which {} does "
                              "not export",
                              abi.missing.front(), abi.consumer, symbols, library),
-                 fmt::format("an NCCL exporting {}", symbols), library,
-                 fmt::format("make {} load the NCCL it was built with (for a PyTorch wheel, its "
-                             "nvidia-nccl-cu* wheel): take {} off LD_LIBRARY_PATH/LD_PRELOAD, or "
-                             "install an NCCL new enough to export these symbols",
-                             abi.consumer, abi.library)});
+                 fmt::format("an NCCL exporting {}", symbols), library, abi_fix(g.record, abi)});
   }
 }
 
@@ -145,7 +179,7 @@ void torch_nccl_rules(const ConfigGroup& g, LocalFindings* out) {
   // wheel's RPATH) means PyTorch runs with an NCCL it was not built against.
   if (t.nccl.linkage == "system" && !t.bundled.version.empty() &&
       t.bundled.version != t.nccl.version) {
-    out->add(g, {"torch-nccl-mismatch", Severity::error,
+    out->add(g, {FindingCode::torch_nccl_mismatch, Severity::error,
                  fmt::format("runs PyTorch {} with the system NCCL {} ({}) instead of its own NCCL "
                              "{} ({})",
                              t.version, t.nccl.version, t.nccl.path, t.bundled.version,
@@ -160,7 +194,7 @@ void torch_nccl_rules(const ConfigGroup& g, LocalFindings* out) {
   const NcclInfo& sys = g.record.system_nccl;
   std::string sys_version = nccl_version_of(sys);
   if (!nccl_found(sys) || sys_version.empty() || sys_version == t.nccl.version) return;
-  out->add(g, {"torch-nccl-mismatch", Severity::warning,
+  out->add(g, {FindingCode::torch_nccl_mismatch, Severity::warning,
                fmt::format("runs PyTorch {} with NCCL {} ({}, {}) while other programs resolve "
                            "NCCL {} ({})",
                            t.version, t.nccl.version, t.nccl.path,
@@ -173,12 +207,73 @@ void torch_nccl_rules(const ConfigGroup& g, LocalFindings* out) {
                            t.nccl.version)});
 }
 
+// Every nvidia-nccl-cu* wheel installs the same file, nvidia/nccl/lib/libnccl.so.2: two in one
+// site-packages leave it to whichever was installed last, and uninstalling either deletes it
+// (the "undefined symbol: ncclCommResume" / "ncclMemFree" reports).
+void nccl_wheel_rules(const ConfigGroup& g, LocalFindings* out) {
+  const auto& wheels = g.record.nccl_wheels;
+  for (size_t i = 0; i < wheels.size();) {
+    size_t end = i;
+    while (end < wheels.size() && wheels[end].site_packages == wheels[i].site_packages) ++end;
+    if (end - i >= 2) {
+      std::vector<std::string> names, projects;
+      std::string owner;
+      for (size_t k = i; k < end; ++k) {
+        names.push_back(wheel_name(wheels[k]));
+        if (std::find(projects.begin(), projects.end(), wheels[k].project) == projects.end())
+          projects.push_back(wheels[k].project);
+        if (wheels[k].owns_library == "yes") owner = wheel_name(wheels[k]);
+      }
+      const std::string& site = wheels[i].site_packages;
+      std::string lib = site + "/nvidia/nccl/lib/libnccl.so.2";
+      out->add(g, {FindingCode::nccl_abi_mismatch, Severity::error,
+                   fmt::format("has {} installed in {}: each installs {}, which is now {}; "
+                               "uninstalling either deletes it",
+                               names.size() == 2 ? names[0] + " and " + names[1]
+                                                 : short_list(names, 4),
+                               site, lib,
+                               owner.empty() ? "whichever was installed last"
+                                             : owner + "'s (installed last)"),
+                   "one nvidia-nccl-cu* wheel", fmt::format("{}", fmt::join(names, ", ")),
+                   reinstall_fix(g.record.torch, site, projects)});
+    }
+    i = end;
+  }
+}
+
+// PyTorch's wheel requires one exact NCCL wheel (Requires-Dist); pip warns about another at
+// install time and never again.
+void torch_pin_rule(const ConfigGroup& g, LocalFindings* out) {
+  const TorchInfo& t = g.record.torch;
+  if (t.status != TorchStatus::ok || t.nccl_requirement_met != "no") return;
+  std::string installed, broken;
+  for (const auto& w : g.record.nccl_wheels) {
+    if (w.site_packages != t.site_packages) continue;
+    if (w.owns_library == "no" && broken.empty()) broken = wheel_name(w);
+    if (w.owns_library != "no" && installed.empty()) installed = wheel_name(w);
+  }
+  std::string loads = t.nccl.path.empty() ? "none found" : t.nccl.path;
+  std::string what =
+      !installed.empty() ? fmt::format("{} installed in {}", installed, t.site_packages)
+      : !broken.empty()  ? fmt::format("{} recorded in {} but its libnccl.so.2 gone or another "
+                                       "wheel's (it loads {})",
+                                       broken, t.site_packages, loads)
+                         : fmt::format("no nvidia-nccl-cu* wheel in {} (it loads {})",
+                                       t.site_packages, loads);
+  out->add(g, {FindingCode::torch_nccl_mismatch, Severity::warning,
+               fmt::format("runs PyTorch {}, which requires {}, with {}", t.version,
+                           t.nccl_requirement, what),
+               t.nccl_requirement, installed.empty() ? "none" : installed,
+               reinstall_fix(t, t.site_packages, {})});
+}
+
 void driver_rules(const ConfigGroup& g, const JudgeOptions& options, LocalFindings* out) {
   const RankRecord& r = g.record;
   const CudaDriverInfo& d = r.cuda_driver;
   // Images carry no driver: the NVIDIA container toolkit injects the host's at run time.
   if (d.status == DriverStatus::missing && r.mode != "static") {
-    out->add(g, {"cuda-driver-missing", options.require_gpu ? Severity::error : Severity::warning,
+    out->add(g, {FindingCode::cuda_driver_missing,
+                 options.require_gpu ? Severity::error : Severity::warning,
                  d.error.empty() ? "has no NVIDIA driver library (libcuda.so.1)"
                                  : fmt::format("has no NVIDIA driver library: {}", d.error),
                  "libcuda.so.1", "missing",
@@ -186,13 +281,13 @@ void driver_rules(const ConfigGroup& g, const JudgeOptions& options, LocalFindin
                  "NVIDIA container toolkit (--gpus, --runtime=nvidia) so the host's driver is "
                  "mounted"});
   }
-  // Hostile-input fix (issue 6): a driver library that is there but unusable (dlopen failed,
-  // cuDriverGetVersion hung or crashed and was cut off) gave no finding at all, so the node
-  // passed as if its driver worked. Judged like a missing driver: a node without a usable
-  // driver is a warning, an error with --require-gpu.
+  // A driver library that is there but unusable (dlopen failed, cuDriverGetVersion hung or
+  // crashed and was cut off) must not pass as if it worked. Judged like a missing driver: a
+  // node without a usable driver is a warning, an error with --require-gpu.
   if (d.status == DriverStatus::error) {
     std::string why = d.error.empty() ? "unknown reason" : d.error;
-    out->add(g, {"cuda-driver-unusable", options.require_gpu ? Severity::error : Severity::warning,
+    out->add(g, {FindingCode::cuda_driver_unusable,
+                 options.require_gpu ? Severity::error : Severity::warning,
                  fmt::format("has an NVIDIA driver library{} that cannot be used: {}",
                              d.library.empty() ? "" : " " + d.library, why),
                  "a working libcuda.so.1", why,
@@ -201,7 +296,7 @@ void driver_rules(const ConfigGroup& g, const JudgeOptions& options, LocalFindin
                  "search path"});
   }
   if (d.status == DriverStatus::stub) {
-    out->add(g, {"cuda-driver-stub", Severity::error,
+    out->add(g, {FindingCode::cuda_driver_stub, Severity::error,
                  fmt::format("loads the CUDA toolkit's stub {} as the driver (every CUDA call "
                              "returns CUDA_ERROR_STUB_LIBRARY)",
                              d.library.empty() ? "libcuda.so" : d.library),
@@ -211,7 +306,7 @@ void driver_rules(const ConfigGroup& g, const JudgeOptions& options, LocalFindin
   }
   if (d.status == DriverStatus::version_unknown) {
     std::string why = d.error.empty() ? "its version is unknown" : d.error;
-    out->add(g, {"cuda-driver-unverified", Severity::warning,
+    out->add(g, {FindingCode::cuda_driver_unverified, Severity::warning,
                  fmt::format("has a driver library {} whose version could not be learnt without "
                              "loading it; the driver checks (CUDA version, kernel module) were "
                              "skipped: {}",
@@ -229,7 +324,7 @@ void driver_rules(const ConfigGroup& g, const JudgeOptions& options, LocalFindin
                                d.library_version != d.kernel_module_version;
   if (versions_differ && d.forward_compat &&
       compare_driver_versions(d.library_version, d.kernel_module_version) > 0) {
-    out->add(g, {"cuda-driver-forward-compat", Severity::warning,
+    out->add(g, {FindingCode::cuda_driver_forward_compat, Severity::warning,
                  fmt::format("runs the cuda-compat user-space driver {} ({}) on kernel module {} "
                              "through CUDA forward compatibility: supported only on data-center "
                              "GPUs (not GeForce or most workstation GPUs) with a kernel driver of "
@@ -243,7 +338,7 @@ void driver_rules(const ConfigGroup& g, const JudgeOptions& options, LocalFindin
                              d.library_version,
                              d.library.substr(0, d.library.find_last_of('/')))});
   } else if (versions_differ) {
-    out->add(g, {"cuda-driver-kernel-mismatch", Severity::error,
+    out->add(g, {FindingCode::cuda_driver_kernel_mismatch, Severity::error,
                  fmt::format("has user-space driver {} but kernel module {} (NVML: \"Driver/library "
                              "version mismatch\")",
                              d.library_version, d.kernel_module_version),
@@ -269,7 +364,7 @@ void driver_rules(const ConfigGroup& g, const JudgeOptions& options, LocalFindin
     int major = std::atoi(built_for.c_str());
     std::string minimum = minor_compat_minimum_driver(major);
     if (c == CudaCompat::minor) {
-      out->add(g, {"cuda-driver-minor-compat", Severity::warning,
+      out->add(g, {FindingCode::cuda_driver_minor_compat, Severity::warning,
                    fmt::format("has {} built for CUDA {} on {} (CUDA {}): runs through minor "
                                "version compatibility (CUDA {}.x on a driver {} or newer), without "
                                "JIT compilation of PTX newer than CUDA {}",
@@ -292,7 +387,7 @@ void driver_rules(const ConfigGroup& g, const JudgeOptions& options, LocalFindin
     else if (!minimum.empty())
       detail = fmt::format(" (CUDA {}.x needs a driver of that family: {} or newer)", major,
                            minimum);
-    out->add(g, {"cuda-driver-too-old", Severity::error,
+    out->add(g, {FindingCode::cuda_driver_too_old, Severity::error,
                  fmt::format("has {} built for CUDA {} but {} supports CUDA {} at most{}", what,
                              built_for, driver_name, d.cuda_version, detail),
                  fmt::format("a driver for CUDA {} or newer", built_for),
@@ -309,14 +404,14 @@ void driver_rules(const ConfigGroup& g, const JudgeOptions& options, LocalFindin
     judge_build(fmt::format("PyTorch {}", r.torch.version), r.torch.cuda);
 }
 
-// Hostile-input fix (issue 6): a PyTorch whose version cannot be read (version.py empty,
-// binary or huge; libtorch_cuda.so not an ELF) gave no finding and the report said "no torch",
-// so ranks with a broken PyTorch passed unnoticed and took no part in torch-version-mismatch.
+// A PyTorch whose version cannot be read (version.py empty, binary or huge; libtorch_cuda.so
+// not an ELF) is not "no torch": without a finding, ranks with a broken PyTorch would pass
+// unnoticed and take no part in torch-version-mismatch.
 void torch_rules(const ConfigGroup& g, LocalFindings* out) {
   const TorchInfo& t = g.record.torch;
   if (t.status != TorchStatus::error) return;
   std::string why = t.error.empty() ? "unknown reason" : t.error;
-  out->add(g, {"torch-unreadable", Severity::warning,
+  out->add(g, {FindingCode::torch_unreadable, Severity::warning,
                fmt::format("has a PyTorch{} whose version cannot be read: {}",
                            t.path.empty() ? "" : " at " + t.path, why),
                "a readable PyTorch installation", why,
@@ -327,7 +422,7 @@ void torch_rules(const ConfigGroup& g, LocalFindings* out) {
 void untrusted_rule(const ConfigGroup& g, LocalFindings* out) {
   const auto& libs = g.record.untrusted_libraries;
   if (libs.empty()) return;
-  out->add(g, {"probe-untrusted-library", Severity::warning,
+  out->add(g, {FindingCode::probe_untrusted_library, Severity::warning,
                fmt::format("has {} writable by another user; read statically, not loaded: {}",
                            libs.size() == 1 ? "a library" : fmt::format("{} libraries", libs.size()),
                            short_list(libs, 4)),
@@ -336,13 +431,13 @@ void untrusted_rule(const ConfigGroup& g, LocalFindings* out) {
                "or others (chown root, chmod go-w), or remove them"});
 }
 
-// Issue 11 items 3, 6, 7: what the probe could not find out, or found its own emulation
+// What the probe could not find out, or found its own emulation
 // wrong about, is said as such, never silently dropped nor turned into a verdict on the job.
 void probe_self_rules(const ConfigGroup& g, LocalFindings* out) {
   const RankRecord& r = g.record;
   for (const AbiCheck& abi : r.abi) {
     if (abi.error.empty()) continue;
-    out->add(g, {"nccl-abi-unchecked", Severity::warning,
+    out->add(g, {FindingCode::nccl_abi_unchecked, Severity::warning,
                  fmt::format("could not check which NCCL symbols {} needs from {}: {}",
                              abi.consumer, abi.library, abi.error),
                  "readable dynamic symbol tables", abi.error,
@@ -352,7 +447,7 @@ void probe_self_rules(const ConfigGroup& g, LocalFindings* out) {
   for (const LoaderCheck& c : r.loader_checks) {
     if (c.loaded == c.emulated) continue;
     std::string loaded = c.loaded.empty() ? fmt::format("nothing ({})", c.error) : c.loaded;
-    out->add(g, {"probe-loader-disagreement", Severity::warning,
+    out->add(g, {FindingCode::probe_loader_disagreement, Severity::warning,
                  fmt::format("gets {} from the dynamic loader for {}, but denpex-probe's loader "
                              "emulation named {}: the record describes {}",
                              loaded, c.name, c.emulated, c.emulated),
@@ -362,7 +457,7 @@ void probe_self_rules(const ConfigGroup& g, LocalFindings* out) {
                  "(LD_DEBUG=libs)"});
   }
   if (!r.probe_errors.empty()) {
-    out->add(g, {"probe-error", Severity::warning,
+    out->add(g, {FindingCode::probe_error, Severity::warning,
                  fmt::format("could not check everything: {}", short_list(r.probe_errors, 4)),
                  "every probe step to complete", short_list(r.probe_errors, 4),
                  "fix or remove the files named (they are not what the loader or Python expects "
@@ -373,7 +468,7 @@ void probe_self_rules(const ConfigGroup& g, LocalFindings* out) {
 void timeout_rule(const std::vector<MissingRank>& missing, LocalFindings* out) {
   for (const auto& m : missing) {
     out->add({m.rank}, {m.host},
-             {"rank-timeout", Severity::error,
+             {FindingCode::rank_timeout, Severity::error,
               m.reason.empty() ? "did not report before the deadline"
                                : fmt::format("did not report before the deadline: {}", m.reason),
               "a report", "no report",
@@ -388,7 +483,7 @@ void timeout_rule(const std::vector<MissingRank>& missing, LocalFindings* out) {
 
 // How a rule talks about its attribute.
 struct Attribute {
-  const char* code;
+  FindingCode code;
   Severity severity;
   const char* topic;     // "the NCCL version", for "no majority for the NCCL version"
   const char* verb_one;  // "loads"
@@ -412,7 +507,7 @@ std::string verb(const Attribute& a, const std::vector<int>& ranks) {
 
 Finding make_finding(const Attribute& a, const VoteValue& v) {
   Finding f;
-  f.code = a.code;
+  f.code = code_name(a.code);
   f.severity = a.severity;
   f.ranks = v.ranks;
   f.hosts = v.hosts;
@@ -445,7 +540,7 @@ void judge_vote(const Attribute& a, const VoteResult& result, std::vector<Findin
   // No reference: nobody can say which side is right, so every holder is named.
   constexpr std::size_t kParts = 4;
   Finding f;
-  f.code = a.code;
+  f.code = code_name(a.code);
   f.severity = a.severity;
   f.fix = a.fix;
   std::set<int> ranks;
@@ -504,7 +599,8 @@ std::string versioned(const char* what, const std::string& value, bool first) {
 
 void nccl_version_rules(const std::vector<ConfigGroup>& groups, const Baseline* baseline,
                         std::vector<Finding>* out) {
-  Attribute version_attr{"nccl-version-mismatch", Severity::error, "the NCCL version", "loads", "load",
+  Attribute version_attr{FindingCode::nccl_version_mismatch, Severity::error, "the NCCL version",
+                    "loads", "load",
                     VoteBy::ranks,
                     [](const std::string& v, bool first) { return versioned("NCCL", v, first); },
                     "install the same NCCL version on every node (and in every container image), "
@@ -527,7 +623,8 @@ void nccl_version_rules(const std::vector<ConfigGroup>& groups, const Baseline* 
     if (version_of(g.record, &v)) versions.insert(v);
   }
   for (const auto& nccl_version : versions) {
-    Attribute build{"nccl-build-mismatch", Severity::warning, "the CUDA build of NCCL", "loads", "load",
+    Attribute build{FindingCode::nccl_build_mismatch, Severity::warning, "the CUDA build of NCCL",
+                    "loads", "load",
                     VoteBy::ranks,
                     [nccl_version](const std::string& v, bool first) {
                       return first ? fmt::format("NCCL {}+cuda{}", nccl_version, v)
@@ -576,7 +673,7 @@ void torch_missing_rule(const std::vector<ConfigGroup>& groups, const Baseline* 
     if (g.record.torch.status != TorchStatus::missing) continue;
     if (!against_baseline && g.record.mode != "static") continue;
     Finding f;
-    f.code = "torch-missing";
+    f.code = code_name(FindingCode::torch_missing);
     f.severity = Severity::warning;
     f.ranks = g.ranks;
     for (const auto& h : g.hosts)
@@ -597,7 +694,8 @@ void torch_missing_rule(const std::vector<ConfigGroup>& groups, const Baseline* 
 
 void torch_version_rule(const std::vector<ConfigGroup>& groups, const Baseline* baseline,
                         std::vector<Finding>* out) {
-  Attribute a{"torch-version-mismatch", Severity::error, "the PyTorch version", "runs", "run",
+  Attribute a{FindingCode::torch_version_mismatch, Severity::error, "the PyTorch version", "runs",
+              "run",
               VoteBy::ranks,
               [](const std::string& v, bool first) { return versioned("PyTorch", v, first); },
               "install the same PyTorch version in every rank's Python environment (check the "
@@ -620,8 +718,8 @@ void driver_version_rules(const std::vector<ConfigGroup>& groups, const Baseline
   const char* fix =
       "install the same NVIDIA driver version on every node; mixed drivers are allowed by CUDA "
       "but make failures host-dependent and hard to reproduce";
-  Attribute lib{"cuda-driver-version-mismatch", Severity::warning, "the driver version", "runs",
-                "run", VoteBy::hosts,
+  Attribute lib{FindingCode::cuda_driver_version_mismatch, Severity::warning, "the driver version",
+                "runs", "run", VoteBy::hosts,
                 [](const std::string& v, bool first) { return versioned("driver", v, first); },
                 fix};
   auto lib_of = [](const RankRecord& r, std::string* v) {
@@ -637,7 +735,8 @@ void driver_version_rules(const std::vector<ConfigGroup>& groups, const Baseline
   // The CUDA version a driver supports follows from its version, so between ranks only the
   // library version is compared; a baseline may pin the CUDA version alone.
   if (baseline && !baseline->driver_cuda_version.empty()) {
-    Attribute cuda{"cuda-driver-version-mismatch", Severity::warning, "the driver's CUDA version",
+    Attribute cuda{FindingCode::cuda_driver_version_mismatch, Severity::warning,
+                   "the driver's CUDA version",
                    "has", "have", VoteBy::hosts,
                    [](const std::string& v, bool first) {
                      return first ? fmt::format("a driver for CUDA {}", v) : "CUDA " + v;
@@ -663,7 +762,8 @@ std::string describe_plugin(const std::string& summary, bool /*first*/) {
 
 void net_plugin_rule(const std::vector<ConfigGroup>& groups, const Baseline* baseline,
                      std::vector<Finding>* out) {
-  Attribute a{"nccl-net-plugin-mismatch", Severity::error, "the NCCL net plugin", "gets", "get",
+  Attribute a{FindingCode::nccl_net_plugin_mismatch, Severity::error, "the NCCL net plugin", "gets",
+              "get",
               VoteBy::ranks, describe_plugin,
               "install the same NCCL net plugin (libnccl-net.so, same version) on every node and "
               "make NCCL_NET_PLUGIN and LD_LIBRARY_PATH find it the same way; a rank without the "
@@ -715,7 +815,8 @@ void env_rules(const std::vector<ConfigGroup>& groups, const Baseline* baseline,
         "the blamed hosts",
         name);
     if (wire) fix += fmt::format(". It must match because it {}", wire->reason);
-    Attribute a{"nccl-env-mismatch", wire ? Severity::error : Severity::warning, name.c_str(),
+    Attribute a{FindingCode::nccl_env_mismatch, wire ? Severity::error : Severity::warning,
+                name.c_str(),
                 "has", "have", VoteBy::ranks,
                 [name](const std::string& v, bool) {
                   // Values are stored as "=value" so that "unset" and "set to empty" differ.
@@ -777,6 +878,8 @@ std::vector<Finding> judge(const std::vector<ConfigGroup>& all_groups,
       torch_rules(g, &local);
       untrusted_rule(g, &local);
       probe_self_rules(g, &local);
+      nccl_wheel_rules(g, &local);
+      torch_pin_rule(g, &local);
     }
     timeout_rule(missing, &local);
     local.emit(&findings);
@@ -790,7 +893,7 @@ std::vector<Finding> judge(const std::vector<ConfigGroup>& all_groups,
   } catch (const std::exception& e) {
     // Only allocation failure or a formatting bug can get here; a verdict must still come out,
     // and it must not be a silent pass.
-    findings.push_back({"internal-error", Severity::error, {}, {},
+    findings.push_back({code_name(FindingCode::internal_error), Severity::error, {}, {},
                         fmt::format("denpex-probe could not judge this job: {}", e.what()), "",
                         "", "report this as a bug in denpex-probe", "", -1});
   }

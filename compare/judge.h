@@ -1,4 +1,4 @@
-// The rules of ../shared/CONTRACT.md "Finding codes" (all but the collective-* ones, which live in
+// The rules of the contract's "Finding codes" (all but the collective-* ones, which live in
 // collectives.*), applied to configuration groups.
 //
 // One-process rules look at each group's representative record and blame the whole group.

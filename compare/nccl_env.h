@@ -19,13 +19,13 @@ std::map<std::string, std::string> effective_nccl_settings(const RankRecord& rec
 // One entry of the table of variables whose disagreement between ranks breaks communication.
 struct WireVariable {
   const char* name;    // e.g. "NCCL_PROTO"
-  const char* reason;  // why ranks must agree, one sentence for README and messages
+  const char* reason;  // why ranks must agree, one sentence for docs/gate.md and messages
 };
 
 // The variables that change the protocol, algorithm, buffer layout or transport, so that ranks
 // that disagree on them hang, fail with "Message truncated", or corrupt data. A difference in
-// any of these is an error; a difference in any other NCCL_* variable is a warning. The README
-// copies this table.
+// any of these is an error; a difference in any other NCCL_* variable is a warning.
+// docs/gate.md copies this table.
 const std::vector<WireVariable>& wire_variables();
 
 // The table entry for `name`, or nullptr when the variable does not change the wire protocol.

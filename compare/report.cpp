@@ -7,8 +7,10 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "compare/config_diff.h"
 #include "compare/facts.h"
 #include "compare/fold.h"
+#include "compare/text_paint.h"
 
 namespace denpex {
 
@@ -45,14 +47,6 @@ std::string plural(std::size_t n, const char* one, const char* many) {
   return fmt::format("{} {}", n, n == 1 ? one : many);
 }
 
-// ANSI SGR codes, or nothing when colour is off.
-struct Palette {
-  bool on;
-  std::string paint(const std::string& text, const char* code) const {
-    return on ? fmt::format("\x1b[{}m{}\x1b[0m", code, text) : text;
-  }
-};
-
 // One line describing a configuration: what decides whether ranks can talk to each other.
 std::string configuration_line(const ConfigGroup& g) {
   const RankRecord& r = g.record;
@@ -66,7 +60,7 @@ std::string configuration_line(const ConfigGroup& g) {
   // An image's CPU is unknown: a glibc-hwcaps copy of NCCL is what some CPUs get.
   if (!r.nccl.depends_on_cpu.empty())
     nccl += fmt::format(" (depends on the CPU: {})", fmt::join(r.nccl.depends_on_cpu, "; "));
-  // A PyTorch that is there but unreadable is not "no torch" (hostile-input fix, issue 6).
+  // A PyTorch that is there but unreadable is not "no torch".
   std::string torch = r.torch.status == TorchStatus::ok      ? fmt::format("torch {}", r.torch.version)
                       : r.torch.status == TorchStatus::error ? std::string("torch unreadable")
                                                              : std::string("no torch");
@@ -92,6 +86,23 @@ std::string configuration_line(const ConfigGroup& g) {
   return fmt::format("{}, {}: {}\n      {}{}; {}; {}",
                      plural(g.ranks.size(), "rank", "ranks"), plural(g.hosts.size(), "host", "hosts"),
                      rank_phrase(g.ranks, g.hosts), arch, nccl, torch, driver);
+}
+
+// "unlike [2]: NCCL_PROTO unset": what configuration i has that another lacks, so that two
+// configurations whose summary lines read the same are still told apart. The largest is set
+// against the second, every other against the largest. Bounded to one line.
+std::string apart_line(const std::vector<ConfigGroup>& configurations, std::size_t i) {
+  std::size_t other = i == 0 ? 1 : 0;
+  std::vector<std::string> phrases =
+      what_sets_apart(configurations[i].record, configurations[other].record);
+  if (phrases.empty()) return "";
+  std::string text = fmt::format("{}", fmt::join(phrases, "; "));
+  constexpr std::size_t kMax = 200;
+  if (text.size() > kMax) {
+    std::size_t cut = text.rfind("; ", kMax);
+    text = text.substr(0, cut == std::string::npos ? kMax : cut) + "; ... (see --json)";
+  }
+  return fmt::format("\n      unlike [{}]: {}", other + 1, text);
 }
 
 }  // namespace
@@ -120,13 +131,12 @@ json report_json(const ClusterReport& report) {
 }
 
 std::string render_human(const ClusterReport& report, bool color) {
-  Palette p{color};
   std::size_t errors = count(report.findings, Severity::error);
   std::size_t warnings = count(report.findings, Severity::warning);
   bool pass = report.verdict == "pass";
   std::string out;
   out += fmt::format("denpex-probe: {}  {}, {}  ({} on {})\n",
-                     p.paint(pass ? "PASS" : "REJECT", pass ? "1;32" : "1;31"),
+                     pass ? "PASS" : "REJECT",
                      plural(errors, "error", "errors"), plural(warnings, "warning", "warnings"),
                      plural(static_cast<std::size_t>(report.nranks), "rank", "ranks"),
                      plural(static_cast<std::size_t>(report.nhosts), "host", "hosts"));
@@ -135,8 +145,7 @@ std::string render_human(const ClusterReport& report, bool color) {
   for (std::size_t i = 0; i < shown; ++i) {
     const Finding& f = report.findings[i];
     bool error = f.severity == Severity::error;
-    out += fmt::format("\n{} {}\n", p.paint(error ? "error  " : "warning", error ? "1;31" : "1;33"),
-                       p.paint(f.code, "1"));
+    out += fmt::format("\n{} {}\n", error ? "error  " : "warning", f.code);
     out += fmt::format("  {}\n", f.message);
     if (!f.expected.empty() || !f.found.empty()) {
       out += fmt::format("  expected: {}   found: {}\n", f.expected.empty() ? "-" : f.expected,
@@ -149,18 +158,17 @@ std::string render_human(const ClusterReport& report, bool color) {
   }
 
   if (!report.configurations.empty()) {
-    out += fmt::format("\n{}\n", p.paint(plural(report.configurations.size(), "configuration:",
-                                                "configurations:"),
-                                         "1"));
+    out += fmt::format("\n{}\n", plural(report.configurations.size(), "configuration:", "configurations:"));
     std::size_t nconf = std::min(report.configurations.size(), kMaxConfigurationsShown);
     for (std::size_t i = 0; i < nconf; ++i) {
-      out += fmt::format("  [{}] {}\n", i + 1, configuration_line(report.configurations[i]));
+      out += fmt::format("  [{}] {}{}\n", i + 1, configuration_line(report.configurations[i]),
+                         report.configurations.size() > 1 ? apart_line(report.configurations, i) : "");
     }
     if (report.configurations.size() > nconf) {
       out += fmt::format("  ... and {} more (see --json)\n", report.configurations.size() - nconf);
     }
   }
-  return out;
+  return color ? paint_report(out) : out;
 }
 
 }  // namespace denpex

@@ -1,5 +1,5 @@
 // The cluster report: the verdict, the findings and the configurations of one job, as JSON
-// (schema "denpex.report.v1", ../shared/CONTRACT.md "The cluster report") and as text for a
+// (schema "denpex.report.v1", the contract's "The cluster report") and as text for a
 // person at a terminal.
 #pragma once
 
@@ -17,7 +17,7 @@ namespace denpex {
 
 // Above this many ranks collect/ leaves ClusterReport::ranks empty: every rank's full record
 // would make the report megabytes long while `configurations` already holds one record per
-// distinct configuration. (The README documents this limit.)
+// distinct configuration. (docs/extensions.md documents this limit.)
 constexpr int kMaxRanksWithFullRecords = 256;
 
 struct ClusterReport {

@@ -2,7 +2,7 @@
 // whether the launcher's "first observed failure" is right. Pure logic over the events the
 // readers found; unit-tested without files.
 //
-// Rules (issue 10 item 5):
+// Rules:
 //  - a rank whose installation differs from the others (an NCCL version, plugin or ABI finding
 //    from compare/'s rules) initiates: the NCCL errors every rank then raises follow from it;
 //  - otherwise a rank with its own error (an exception from its code, out of memory, a CUDA/NCCL error)

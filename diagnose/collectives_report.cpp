@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "compare/calls_around.h"
 #include "compare/collectives.h"
 #include "compare/fold.h"
 
@@ -109,22 +110,23 @@ json report_json(const CollectivesInputs& inputs, const CollectivesSummary& sum,
   return j;
 }
 
-void print_human(std::FILE* out, const CollectivesSummary& sum, const std::vector<Finding>& findings, bool reject) {
+std::string human_text(const CollectivesSummary& sum, const std::vector<Finding>& findings, bool reject) {
   auto plural = [](size_t n, const char* word) {
     return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
   };
-  fmt::print(out, "denpex-probe collectives: {} ({}; {}, {}, {})\n", reject ? "REJECT" : "PASS",
-             plural(findings.size(), "finding"), plural(sum.nranks, "rank"),
-             plural(sum.nhosts, "host"), plural(sum.communicators, "communicator"));
+  std::string out = fmt::format("denpex-probe collectives: {} ({}; {}, {}, {})\n", reject ? "REJECT" : "PASS",
+                                plural(findings.size(), "finding"), plural(sum.nranks, "rank"),
+                                plural(sum.nhosts, "host"), plural(sum.communicators, "communicator"));
   for (const auto& f : findings) {
     std::string where = f.comm.empty() ? std::string() : fmt::format("  comm {}  step {}", f.comm, f.seq);
     // Ranged and abbreviated as the gate's report names ranks; --json keeps every rank.
-    fmt::print(out, "\n{} {}  {}{}\n  {}\n", to_string(f.severity), f.code,
-               f.ranks.empty() ? std::string("ranks -") : rank_subject(f.ranks), where, f.message);
+    out += fmt::format("\n{} {}  {}{}\n  {}\n", to_string(f.severity), f.code,
+                       f.ranks.empty() ? std::string("ranks -") : rank_subject(f.ranks), where, f.message);
     if (!f.expected.empty() || !f.found.empty())
-      fmt::print(out, "  called: {}\n  others: {}\n", f.found, f.expected);
-    fmt::print(out, "  fix: {}\n", f.fix);
+      out += fmt::format("  called: {}\n  others: {}\n", f.found, f.expected);
+    out += fmt::format("  fix: {}\n", f.fix);
   }
+  return out;
 }
 
 
@@ -136,7 +138,7 @@ CollectivesVerdict judge_collectives(CollectivesInputs* inputs, bool strict) {
   CollectivesVerdict v;
   v.summary = summarise(*inputs);
   // Moved, not copied: a full recorder ring is 262,144 calls (about 30 MB) per rank.
-  std::vector<CommSequence> sequences;
+  std::vector<CommSequence>& sequences = v.sequences;
   std::vector<WatchdogState> watchdog;
   std::vector<TracedProcess> processes;
   for (auto& in : inputs->files) {
@@ -167,9 +169,11 @@ CollectivesVerdict judge_collectives(CollectivesInputs* inputs, bool strict) {
 }
 
 json collectives_json(const CollectivesInputs& inputs, const CollectivesVerdict& v) {
-  return report_json(inputs, v.summary, v.findings, v.reject);
+  json report = report_json(inputs, v.summary, v.findings, v.reject);
+  attach_calls_around(v.sequences, &report);
+  return report;
 }
 
-void print_collectives(std::FILE* out, const CollectivesVerdict& v) { print_human(out, v.summary, v.findings, v.reject); }
+std::string collectives_text(const CollectivesVerdict& v) { return human_text(v.summary, v.findings, v.reject); }
 
 }  // namespace denpex

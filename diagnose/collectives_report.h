@@ -4,7 +4,6 @@
 // No files: the caller reads, this judges.
 #pragma once
 
-#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -33,6 +32,7 @@ struct CollectivesVerdict {
   CollectivesSummary summary;
   bool reject = false;
   std::string nothing;  // set when no input holds a call or watchdog record: the one-line reason
+  std::vector<CommSequence> sequences;  // every input's calls, moved here (the report shows calls around a finding)
 };
 
 // Two inputs claiming the same rank of a communicator; "" when none do.
@@ -40,6 +40,7 @@ std::string find_duplicate(const CollectivesInputs& inputs);
 // Judges the inputs (their sequences are moved out). Never fails.
 CollectivesVerdict judge_collectives(CollectivesInputs* inputs, bool strict);
 nlohmann::json collectives_json(const CollectivesInputs& inputs, const CollectivesVerdict& v);
-void print_collectives(std::FILE* out, const CollectivesVerdict& v);
+// The report for a person.
+std::string collectives_text(const CollectivesVerdict& v);
 
 }  // namespace denpex

@@ -1,6 +1,6 @@
 // The diagnosis of a failed job from what the room read (evidence/log_reader.h): findings with
 // evidence, fix and verify; the initiating rank, the collateral ranks and the launcher's claim;
-// the verdict and exit code; and the reports (JSON per ../shared/CONTRACT.md "diagnose
+// the verdict and exit code; and the reports (JSON per the contract's "diagnose
 // additions", and text for a person). No files: the caller reads, this judges.
 #pragma once
 

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "evidence/decode.h"
+
 namespace denpex::evidence {
 namespace {
 
@@ -54,10 +56,7 @@ class MemorySource : public ByteSource {
 OpenedInput open_input(const std::string& path) {
   OpenedInput out;
   if (path == "-") {
-    out.status = OpenedInput::Status::ok;
-    out.encoding = "text";
-    out.source = std::make_unique<FdSource>(0, false, "standard input");
-    return out;
+    return open_decoded(std::make_unique<FdSource>(0, false, "standard input"), "standard input");
   }
   // O_NONBLOCK so that opening a FIFO cannot hang; special files are refused below.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -76,10 +75,7 @@ OpenedInput open_input(const std::string& path) {
   }
   int flags = ::fcntl(fd, F_GETFL);
   if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
-  out.status = OpenedInput::Status::ok;
-  out.encoding = "text";
-  out.source = std::make_unique<FdSource>(fd, true, path);
-  return out;
+  return open_decoded(std::make_unique<FdSource>(fd, true, path), path);
 }
 
 std::unique_ptr<ByteSource> memory_source(std::string bytes) {

@@ -9,7 +9,6 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "compare/atomic_file.h"
 #include "diagnose/collectives_report.h"
 #include "evidence/collective_log.h"
 #include "evidence/collective_trace.h"
@@ -94,18 +93,8 @@ int run(const CollectivesOptions& o) {
     fmt::print(stderr, "denpex-probe collectives: {}\n", v.nothing);
     return kExitCannotJudge;
   }
-  std::FILE* human = stdout;
-  if (!o.json_path.empty()) {
-    // Unreadable samples are raw log bytes: non-UTF-8 becomes U+FFFD, not an exit 2.
-    std::string text = collectives_json(inputs, v).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
-    std::string error;
-    if (!write_file_atomically(o.json_path, text, &error)) {
-      fmt::print(stderr, "denpex-probe collectives: --json {}\n", error);
-      return kExitCannotJudge;
-    }
-    if (o.json_path == "-") human = stderr;
-  }
-  if (!o.quiet) print_collectives(human, v);
+  int written = emit_report(o.output, collectives_json(inputs, v), o.quiet ? "" : collectives_text(v));
+  if (written != 0) return written;
   return v.reject ? kExitReject : kExitPass;
 }
 

@@ -1,9 +1,11 @@
 // `denpex-probe collectives PATH...`: reads recorder traces and NCCL / PyTorch logs, finds the
-// first collective where ranks diverged and reports it (contract: ../shared/CONTRACT.md).
+// first collective where ranks diverged and reports it (the contract's collectives mode).
 #pragma once
 
 #include <string>
 #include <vector>
+
+#include "launch/report_output.h"
 
 namespace denpex {
 
@@ -12,6 +14,7 @@ struct CollectivesOptions {
   std::string json_path;           // "" = no JSON; "-" = JSON on stdout, human report on stderr
   bool quiet = false;              // no human report
   bool strict = false;             // warnings (unreadable lines, absent ranks) reject too
+  ReportOutput output;             // --json/--html/--brief/--redact/--color (json_path, quiet as above)
 };
 
 // Returns the contract exit code: 0 pass, 1 reject, 2 could not judge (a path missing or

@@ -141,22 +141,8 @@ int run(const DiagnoseOptions& o) {
   }
   fill_evidence_text(&d);
 
-  std::FILE* human = stdout;
-  if (!o.json_path.empty()) {
-    // Evidence is raw log bytes: non-UTF-8 becomes U+FFFD rather than an exception.
-    std::string text = diag::diagnosis_json(d, reader).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-    if (o.json_path == "-") {
-      fmt::print(stdout, "{}", text);
-      human = stderr;
-    } else {
-      std::ofstream jf(o.json_path);
-      if (!(jf << text)) {
-        fmt::print(stderr, "denpex-probe diagnose: --json {}: cannot write\n", o.json_path);
-        return kExitCannotJudge;
-      }
-    }
-  }
-  if (!o.quiet) fmt::print(human, "{}", diag::render_diagnosis(d, reader));
+  int written = emit_report(o.output, diag::diagnosis_json(d, reader), o.quiet ? "" : diag::render_diagnosis(d, reader));
+  if (written != 0) return written;
   if (d.exit_code == kExitCannotJudge)
     fmt::print(stderr, "denpex-probe diagnose: could not decide: {}\n", d.inconclusive);
   return d.exit_code;

@@ -1,11 +1,13 @@
 // `denpex-probe diagnose PATH...`: reads a failed job's logs (files, directories read whole,
 // '-' for standard input; recorder traces among them are recognised), and reports the
 // initiating rank, the collateral ranks, the launcher's claim and the findings with evidence,
-// fix and verify (contract: ../shared/CONTRACT.md mode 6, "diagnose additions").
+// fix and verify (the contract's mode 6, "diagnose additions").
 #pragma once
 
 #include <string>
 #include <vector>
+
+#include "launch/report_output.h"
 
 namespace denpex {
 
@@ -13,6 +15,7 @@ struct DiagnoseOptions {
   std::vector<std::string> paths;  // files, directories (every regular file below), "-" = stdin
   std::string json_path;           // "" = no JSON; "-" = JSON on stdout, human report on stderr
   bool quiet = false;
+  ReportOutput output;             // --json/--html/--brief/--redact/--color (json_path, quiet as above)
 };
 
 // Returns 1 (reject: an error finding, e.g. the initiating failure or a mismatch) or 2 (could

@@ -13,6 +13,7 @@
 
 #include "compare/atomic_file.h"
 #include "compare/report.h"
+#include "launch/report_output.h"
 #include "launch/prometheus.h"
 
 namespace denpex {
@@ -30,20 +31,6 @@ bool load_baseline_option(const Options& o, Baseline* out, bool* have, std::stri
   return true;
 }
 
-namespace {
-
-bool use_color(const Options& o, const std::string& mode, int fd) {
-  if (o.color == "always") return true;
-  if (o.color == "never") return false;
-  // mpirun hands ranks a pseudo-terminal even when its own output goes to a file, so isatty()
-  // cannot be trusted there.
-  if (mode == "mpi") return false;
-  const char* term = std::getenv("TERM");
-  return ::isatty(fd) && !std::getenv("NO_COLOR") && !(term && std::strcmp(term, "dumb") == 0);
-}
-
-}  // namespace
-
 int judge_and_report(const Options& o, const Baseline* baseline, JobResult job) {
   JudgeOptions jo;
   jo.require_gpu = o.require_gpu;
@@ -56,27 +43,16 @@ int judge_and_report(const Options& o, const Baseline* baseline, JobResult job) 
   report.mode = job.mode;
   int code = report.verdict == "reject" ? 1 : 0;
 
-  const bool json_stdout = o.json_path == "-";
-  if (!o.quiet) {
-    FILE* human = json_stdout ? stderr : stdout;
-    std::string text = render_human(report, use_color(o, job.mode, ::fileno(human)));
-    if (!text.empty() && text.back() != '\n') text += '\n';
-    for (const auto& n : job.notes) text += "note: " + n + "\n";
-    std::fputs(text.c_str(), human);
-    std::fflush(human);
-  }
+  ReportOutput out = report_output_of(o);
+  // mpirun hands ranks a pseudo-terminal even when its own output goes to a file, and torchrun's
+  // rank 0 shares the agent's terminal with its log lines: isatty() cannot be trusted there.
+  out.tty_color = job.mode != "mpi" && job.mode != "torchrun";
+  std::string text = o.quiet ? "" : render_human(report, false);
+  if (!text.empty() && text.back() != '\n') text += '\n';
+  for (const auto& n : job.notes) text += "note: " + n + "\n";
+  // The notes belong to the text report: --brief keeps to the verdict and lead lines.
+  if (int written = emit_report(out, report_json(report), text); written != 0) return written;
   std::string error;
-  // Non-UTF-8 bytes (a library path, an NCCL_* value) become U+FFFD rather than an exception
-  // that aborted the probe (issue 6).
-  if (!o.json_path.empty() &&
-      !write_file_atomically(o.json_path,
-                       report_json(report).dump(2, ' ', false,
-                                                nlohmann::json::error_handler_t::replace) +
-                           "\n",
-                       &error)) {
-    std::fprintf(stderr, "denpex-probe: --json %s\n", error.c_str());
-    return 2;
-  }
   if (!o.write_baseline.empty()) {
     if (report.configurations.empty()) {
       std::fprintf(stderr, "denpex-probe: --write-baseline %s: no rank reported, nothing to pin\n",

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
       c.json_path = o.json_path;
       c.quiet = o.quiet;
       c.strict = o.strict;
+      c.output = report_output_of(o);
       return run_collectives(c);
     }
     case RunMode::diagnose: {
@@ -32,15 +33,22 @@ int main(int argc, char** argv) {
       d.paths = o.paths;
       d.json_path = o.json_path;
       d.quiet = o.quiet;
+      d.output = report_output_of(o);
       return run_diagnose(d);
     }
     case RunMode::root: return run_single(o);
     case RunMode::probe: break;
   }
   const auto env = current_environment();
+  // torchrun first: its workers inherit the variables of whatever started torchrun itself
+  // (srun's task of the agent, an mpirun around it), which describe the agents, not them.
+  const TorchrunWorker worker = detect_torchrun(env);
+  if (worker.present) return run_torchrun(o, worker);
   const LauncherInfo launcher = detect_launcher(env);
   if (launcher.kind != Launcher::none) return run_mpi(o, launcher, &argc, &argv);
   const SlurmTask task = detect_slurm_task(env);
   if (task.multi_task) return run_slurm_task(o, task);
+  const AnnouncedWorld world = announced_world(env);
+  if (world.size > 1) return run_announced_task(o, world);
   return run_single(o);
 }

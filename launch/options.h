@@ -1,8 +1,10 @@
-// The command line of ../shared/CONTRACT.md, parsed with CLI11 into one plain struct.
+// The command line of the contract, parsed with CLI11 into one plain struct.
 #pragma once
 
 #include <string>
 #include <vector>
+
+#include "launch/report_output.h"
 
 namespace denpex {
 
@@ -18,7 +20,10 @@ struct Options {
   RunMode mode = RunMode::probe;
   std::vector<std::string> paths;         // compare / collectives inputs
   std::string json_path;                  // --json ("" = none, "-" = stdout)
-  std::string rank_report;                // --rank-report (%r = rank, %h = host)
+  std::string html_path;                  // --html FILE: the self-contained page ("" = none)
+  bool brief = false;                     // --brief: the verdict and the lead lines only
+  bool redact = false;                    // --redact: hosts, addresses, paths, users replaced
+  std::string rank_report;                // --rank-report (%r = rank, %h = host, %j = job)
   std::string baseline;                   // --baseline
   std::string write_baseline;             // --write-baseline
   std::vector<std::string> site_packages; // --site-packages (repeatable)
@@ -42,7 +47,12 @@ enum class ParseStatus { parsed, exit_ok, usage };
 // Parses argv. Never throws.
 ParseStatus parse_options(int argc, char** argv, Options* out);
 
-// --rank-report's path with %r replaced by the rank and %h by the host name.
-std::string expand_report_path(const std::string& pattern, int rank, const std::string& host);
+// How this command line wants its report written (--json, --html, --brief, --redact, --color,
+// --quiet).
+ReportOutput report_output_of(const Options& o);
+
+// --rank-report's path with %r replaced by the rank, %h by the host name and %j by `job`.
+std::string expand_report_path(const std::string& pattern, int rank, const std::string& host,
+                               const std::string& job = "");
 
 }  // namespace denpex

@@ -19,7 +19,10 @@
 #include "collect/mpi_job.h"
 #include "collect/mpi_plugin_loader.h"
 #include "collect/saved_reports.h"
+#include "collect/store_job.h"
 #include "compare/atomic_file.h"
+#include "compare/bounded_json.h"
+#include "compare/finding_codes.h"
 #include "compare/report.h"
 #include "launch/judge_and_report.h"
 #include "probe/isolated_call.h"
@@ -40,15 +43,12 @@ std::string host_name() {
   return h;
 }
 
-// SLURM_PROCID, the task's rank in a Slurm step: alone in a multi-task step (no MPI in a
-// container image), each task writes `--rank-report DIR/%h-%r.json` for a later `compare`, so
-// each needs its own rank. 0 outside Slurm or when the variable does not parse.
-int slurm_task_rank() {
-  const char* v = std::getenv("SLURM_PROCID");
-  if (!v || !*v) return 0;
-  char* end = nullptr;
-  long rank = std::strtol(v, &end, 10);
-  return *end == '\0' && rank >= 0 && rank <= 1L << 30 ? static_cast<int>(rank) : 0;
+// The launcher's global rank (RANK under torchrun, SLURM_PROCID in a Slurm step) for a process
+// judged alone: each task that writes `--rank-report DIR/%h-%r.json` for a later `compare`
+// needs its own rank. 0 when no launcher says.
+int announced_rank() {
+  const AnnouncedWorld w = announced_world(current_environment());
+  return w.rank >= 0 ? w.rank : 0;
 }
 
 ProbeOptions probe_options(const Options& o) {
@@ -64,21 +64,74 @@ ProbeOptions probe_options(const Options& o) {
   return p;
 }
 
-// Writes --rank-report. Returns false (message on stderr) when it cannot be written.
-bool write_rank_report(const Options& o, const RankRecord& r) {
+// The --rank-report file already at `path`: the run identity it was written under and who
+// wrote it ("rank 1 on node02"), read from its first MiB. "" when it says nothing readable.
+std::string existing_report_run(const std::string& path, std::string* writer) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return "";
+  std::string text(1u << 20, '\0');
+  text.resize(std::fread(&text[0], 1, text.size(), f));
+  std::fclose(f);
+  BoundedJson j = parse_bounded_json(text);
+  if (j.status != BoundedJsonStatus::ok || !j.value.is_object()) return "";
+  const auto& v = j.value;
+  if (v.contains("rank") && v["rank"].is_number_integer() && v.contains("host") &&
+      v["host"].is_string())
+    *writer = fmt::format("rank {} on {}", v["rank"].get<long long>(),
+                          v["host"].get<std::string>().substr(0, 255));
+  return v.contains("run") && v["run"].is_string() ? v["run"].get<std::string>() : "";
+}
+
+// Writes --rank-report. Returns false with *error (one line) when it cannot be written, and
+// when another process of this run (the same run identity, collect/launcher.h) wrote that file:
+// two ranks mapped to one name, and neither record is lost. A file of an earlier run is
+// replaced atomically.
+bool write_rank_report(const Options& o, const RankRecord& r, std::string* error) {
   if (o.rank_report.empty()) return true;
-  std::string error;
+  const Environment env = current_environment();
+  const std::string job = job_id(env);
+  if (o.rank_report.find("%j") != std::string::npos && job.empty()) {
+    *error = "--rank-report " + o.rank_report +
+             ": %j needs the job's id, and none of SLURM_JOB_ID, TORCHELASTIC_RUN_ID, "
+             "PBS_JOBID, LSB_JOBID, JOB_ID is set";
+    return false;
+  }
   // An image's record is named "image <name>"; %h stays this machine's name in a path.
   const bool image = r.host.rfind(kImageHostPrefix, 0) == 0;
-  std::string path = expand_report_path(o.rank_report, r.rank, image ? host_name() : r.host);
-  // Non-UTF-8 bytes become U+FFFD rather than an exception (issue 6; see configuration_json).
+  const std::string path =
+      expand_report_path(o.rank_report, r.rank, image ? host_name() : r.host, job);
+  const std::string run = run_identity(env);
+  nlohmann::json j(r);
+  if (!run.empty()) j["run"] = run;
+  // Non-UTF-8 bytes become U+FFFD rather than an exception (see configuration_json).
   const std::string text =
-      nlohmann::json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  if (!write_file_atomically(path, text, &error)) {
-    std::fprintf(stderr, "denpex-probe: --rank-report %s\n", error.c_str());
+      j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  std::string why;
+  NewFileStatus st = write_new_file(path, text, &why);
+  if (st == NewFileStatus::exists) {
+    std::string writer;
+    const std::string theirs = existing_report_run(path, &writer);
+    if (!run.empty() && theirs == run) {
+      *error = fmt::format(
+          "--rank-report {}: already written by {} of this run: two processes map to one "
+          "file, nothing overwritten; put %r (and %j for reruns) in the path",
+          path, writer.empty() ? "another process" : writer);
+      return false;
+    }
+    st = write_file_atomically(path, text, &why) ? NewFileStatus::written : NewFileStatus::failed;
+  }
+  if (st != NewFileStatus::written) {
+    *error = "--rank-report " + why;
     return false;
   }
   return true;
+}
+
+bool write_rank_report(const Options& o, const RankRecord& r) {
+  std::string error;
+  if (write_rank_report(o, r, &error)) return true;
+  std::fprintf(stderr, "denpex-probe: %s\n", error.c_str());
+  return false;
 }
 
 // --baseline for the modes that judge in this process; false (message on stderr) when bad.
@@ -91,7 +144,7 @@ bool load_baseline_or_say(const Options& o, Baseline* b, bool* have) {
 
 }  // namespace
 
-// Issue 11 item 3: alone and under --root the probe runs in a child with the --timeout
+// Alone and under --root the probe runs in a child with the --timeout
 // deadline MPI mode has, so nothing in it (a hung file system, a special file the probe failed
 // to refuse) can hold a Slurm prolog or an image check past it. The child writes the step it is
 // in to a shared page so the timeout names it.
@@ -125,7 +178,7 @@ int run_single(const Options& o) {
   po.on_step = [step](const char* what) {
     if (step) std::snprintf(step, kStepBytes, "%s", what);
   };
-  // Non-UTF-8 bytes become U+FFFD rather than an exception (issue 6; see configuration_json).
+  // Non-UTF-8 bytes become U+FFFD rather than an exception (see configuration_json).
   IsolatedChild child = start_isolated([&po] {
     return nlohmann::json(probe_rank(po))
         .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -152,12 +205,13 @@ int run_single(const Options& o) {
   }
   if (!failure.empty()) {
     // Reported like a rank that never answered in MPI mode: rank-timeout, exit 1.
-    std::fprintf(stderr, "denpex-probe: %s; reported as rank-timeout\n", failure.c_str());
+    std::fprintf(stderr, "denpex-probe: %s; reported as %s\n", failure.c_str(),
+                 code_name(FindingCode::rank_timeout));
     job.missing.push_back({0, host_name(), failure});
     return judge_and_report(o, have_baseline ? &baseline : nullptr, std::move(job));
   }
   r.pid = static_cast<long>(::getpid());  // this process, not the child that probed
-  if (o.root.empty()) r.rank = slurm_task_rank();
+  if (o.root.empty()) r.rank = announced_rank();
   if (!write_rank_report(o, r)) return 2;
   job.groups = group_records({r});
   job.full_records = {r};
@@ -170,19 +224,20 @@ namespace {
 // transports), so MPI_Init is not held up by a slow probe and rank 0 can keep its deadline.
 IsolatedChild start_probe_child(const Options& o) {
   ProbeOptions po = probe_options(o);
-  // Non-UTF-8 bytes become U+FFFD rather than an exception (issue 6; see configuration_json).
+  // Non-UTF-8 bytes become U+FFFD rather than an exception (see configuration_json).
   return start_isolated([po] {
     return nlohmann::json(probe_rank(po))
         .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   });
 }
 
-// This rank's record from the probe child, or false with *failure saying why.
-bool wait_own_record(IsolatedChild* child, double deadline, double timeout, RankRecord* mine,
+// This rank's record from the probe child, waiting until `deadline` (`waited` seconds after
+// the rank started), or false with *failure saying why.
+bool wait_own_record(IsolatedChild* child, double deadline, double waited, RankRecord* mine,
                      std::string* failure) {
   IsolatedResult res = wait_isolated(child, deadline, 16u << 20);
   if (res.status != IsolatedStatus::ok) {
-    *failure = fmt::format("its probe {}", describe(res, timeout));
+    *failure = fmt::format("its probe {}", describe(res, waited));
     return false;
   }
   auto j = nlohmann::json::parse(res.output, nullptr, false);
@@ -191,9 +246,9 @@ bool wait_own_record(IsolatedChild* child, double deadline, double timeout, Rank
   return false;
 }
 
-// Hostile-input fix (issue 6): MPI_Init waits for every rank of the job, so one rank frozen
-// or stuck before it reaches MPI_Init (SIGSTOP, a hung file system) held all the others in
-// MPI_Init past any --timeout (seen with Open MPI 4.1.4). A watchdog ends this rank at the
+// MPI_Init waits for every rank of the job, so one rank frozen or stuck before it reaches
+// MPI_Init (SIGSTOP, a hung file system) would hold all the others in MPI_Init past any
+// --timeout (seen with Open MPI 4.1.4). A watchdog ends this rank at the
 // deadline if MPI_Init has not returned: exit 1 (ranks that never reported), one line on
 // stderr; the launcher then ends the job.
 std::shared_ptr<std::atomic<bool>> start_mpi_init_watchdog(double deadline, double timeout,
@@ -216,7 +271,7 @@ std::shared_ptr<std::atomic<bool>> start_mpi_init_watchdog(double deadline, doub
   return mpi_started;
 }
 
-// Issue 11: N singletons must never pass. When the MPI this process loaded does not speak the
+// N singletons must never pass. When the MPI this process loaded does not speak the
 // launcher's protocol, MPI_Init starts a world of one on every rank. Returns the one-line
 // message, or "" when the world holds every rank the launcher announced (or it announced
 // none). A larger world is not flagged: a heterogeneous srun step announces one component's
@@ -252,8 +307,14 @@ const denpex_mpi_plugin* load_transport(const Options& o, const LauncherInfo& la
   return plugin.api;
 }
 
+// A failed MPI call is not a verdict: says which and ends the job (MPI_Abort, exit 2).
+[[noreturn]] void cannot_judge(MpiJob* mpi, const std::string& error) {
+  std::fprintf(stderr, "denpex-probe: %s; cannot judge the job, exiting 2\n", error.c_str());
+  mpi->abort_job(2);
+}
+
 // Rank 0: judges the gathered configurations. Returns the exit code.
-int judge_at_root(const Options& o, CollectResult cr) {
+int judge_at_root(const Options& o, CollectResult cr, const char* mode) {
   Baseline baseline;
   bool have_baseline = false;
   std::string error;
@@ -266,7 +327,7 @@ int judge_at_root(const Options& o, CollectResult cr) {
   job.missing = std::move(cr.missing);
   job.nranks = cr.nranks;
   job.bytes_at_root = cr.bytes_at_root;
-  job.mode = "mpi";
+  job.mode = mode;
   return judge_and_report(o, have_baseline ? &baseline : nullptr, std::move(job));
 }
 
@@ -305,48 +366,122 @@ int run_mpi(const Options& o, const LauncherInfo& launcher, int* argc, char*** a
     std::fprintf(stderr, "denpex-probe: rank %d: %s\n", mpi.rank(), mismatch.c_str());
     if (child.pid > 0) ::kill(-child.pid, SIGKILL);
     wait_isolated(&child, monotonic_seconds(), 0);
-    mpi.finish(2, false);
+    mpi.finish(2);
+    return 2;
+  }
+  // Rank 0's deadline, known before this rank's probe ends: a rank with a longer --timeout, or
+  // whose probe hangs, gives up on it in time to report, so every live rank takes part to the
+  // end and finalizes.
+  const double root_deadline = mpi.share_deadline(deadline, &error);
+  if (!error.empty()) cannot_judge(&mpi, error);
+  const double probe_deadline = std::min(deadline, root_deadline) - 0.5;
+  RankRecord mine;
+  std::string failure;
+  bool have = wait_own_record(&child, probe_deadline, probe_deadline - start, &mine, &failure);
+  if (have) {
+    mine.rank = mpi.rank();
+    std::string refused;
+    // The live record still reaches rank 0: only the file is refused, and this rank says so.
+    if (!write_rank_report(o, mine, &refused))
+      std::fprintf(stderr, "denpex-probe: rank %d: %s\n", mpi.rank(), refused.c_str());
+  }
+
+  CollectResult cr = mpi.collect(have ? &mine : nullptr, host_name(), failure, deadline);
+  if (!cr.error.empty()) cannot_judge(&mpi, cr.error);
+  if (!cr.note.empty()) std::fprintf(stderr, "denpex-probe: %s\n", cr.note.c_str());
+  int code = mpi.rank() == 0 ? judge_at_root(o, std::move(cr), "mpi") : 0;
+  std::string note;
+  // Ranks other than 0 wait past rank 0's deadline: rank 0 may be judging still.
+  code = mpi.agree_exit_code(code, deadline, kRecordGrace + 30.0, &note);
+  if (!note.empty()) std::fprintf(stderr, "denpex-probe: %s\n", note.c_str());
+  // The report is written: when a rank never answered, rank 0 ends the job with MPI_Abort and
+  // this code (MpiJob::finish).
+  mpi.finish(code);
+  return code;
+}
+
+namespace {
+
+// What to do when the store cannot be used, by what went wrong.
+const char* store_advice(StoreStatus s) {
+  if (s == StoreStatus::protocol)
+    return "it does not speak a c10d TCPStore protocol this probe knows (PyTorch 2.x's classic "
+           "or libuv server): check that MASTER_PORT is the port torchrun gave its workers, or "
+           "write --rank-report DIR/%j-%r.json on every rank and judge them with denpex-probe "
+           "compare DIR";
+  return "the torchrun agent that hosts it has exited, or the address is not reachable from "
+         "this node: run the gate as torchrun's worker (torchrun ... --no-python denpex-probe) "
+         "and leave MASTER_ADDR/MASTER_PORT as torchrun sets them";
+}
+
+// torch <= 2.3 with --rdzv-backend c10d leaves MASTER_ADDR:MASTER_PORT to the training
+// script's rank 0 (init_process_group hosts the store there): nobody serves it for us.
+bool refuse_unserved_store(const TorchrunWorker& w) {
+  if (w.agent_store != "False") return false;
+  std::fprintf(stderr,
+               "denpex-probe: rank %d: torchrun's agent does not serve MASTER_ADDR:MASTER_PORT "
+               "(%s:%d) for its workers (TORCHELASTIC_USE_AGENT_STORE=False: torch 2.3 and "
+               "older with --rdzv-backend c10d leave it to the script's rank 0); use torch 2.4 "
+               "or newer, or --rdzv-backend static with --master-addr/--master-port, or write "
+               "--rank-report DIR/%%j-%%r.json and judge with denpex-probe compare DIR; "
+               "exiting 2\n",
+               w.rank, w.master_addr.c_str(), w.master_port);
+  return true;
+}
+
+}  // namespace
+
+int run_torchrun(const Options& o, const TorchrunWorker& w) {
+  if (!w.error.empty()) {
+    std::fprintf(stderr, "denpex-probe: started as a torchrun worker, but %s; exiting 2\n",
+                 w.error.c_str());
+    return 2;
+  }
+  if (refuse_unserved_store(w)) return 2;
+  const double start = monotonic_seconds();
+  // As in run_mpi: rank 0 stops waiting a little before --timeout, to judge and report.
+  const double deadline = start + o.timeout - std::min(1.0, 0.2 * o.timeout);
+  IsolatedChild child = start_probe_child(o);
+  StoreJob job;
+  StoreReply s = job.start(w, std::min(deadline, start + std::max(2.0, 0.25 * o.timeout)));
+  if (!s.ok()) {
+    std::fprintf(stderr, "denpex-probe: rank %d: cannot use torchrun's store at %s:%d "
+                 "(MASTER_ADDR:MASTER_PORT): %s; %s; exiting 2\n",
+                 w.rank, w.master_addr.c_str(), w.master_port, s.error.c_str(),
+                 store_advice(s.status));
+    if (child.pid > 0) ::kill(-child.pid, SIGKILL);
+    wait_isolated(&child, monotonic_seconds(), 0);
     return 2;
   }
   RankRecord mine;
   std::string failure;
   bool have = wait_own_record(&child, deadline - 0.5, o.timeout, &mine, &failure);
   if (have) {
-    mine.rank = mpi.rank();
-    if (!write_rank_report(o, mine)) failure = "could not write --rank-report";
+    mine.rank = w.rank;
+    std::string error;
+    if (!write_rank_report(o, mine, &error))
+      std::fprintf(stderr, "denpex-probe: rank %d: %s\n", w.rank, error.c_str());
   }
-
-  CollectResult cr = mpi.collect(have ? &mine : nullptr, host_name(), failure, deadline);
+  CollectResult cr = job.collect(have ? &mine : nullptr, host_name(), failure, deadline);
   if (!cr.error.empty()) {
-    // A failed MPI call is not a verdict: say which and leave; the launcher ends the job.
-    std::fprintf(stderr, "denpex-probe: %s; cannot judge the job, exiting 2\n", cr.error.c_str());
-    std::fflush(nullptr);
-    ::_exit(2);
+    std::fprintf(stderr, "denpex-probe: %s; cannot judge the job, exiting 2\n",
+                 cr.error.c_str());
+    return 2;
   }
-  if (!cr.note.empty()) std::fprintf(stderr, "denpex-probe: %s\n", cr.note.c_str());
-  const bool missing = !cr.missing.empty();
-  int code = mpi.rank() == 0 ? judge_at_root(o, std::move(cr)) : 0;
+  int code = w.rank == 0 ? judge_at_root(o, std::move(cr), "torchrun") : 0;
   std::string note;
-  // Ranks other than 0 wait past rank 0's deadline: rank 0 may be judging still.
-  code = mpi.agree_exit_code(code, deadline, kRecordGrace + 30.0, &note);
+  // Ranks other than 0 wait past their deadline: rank 0 may be waiting for records, judging.
+  code = job.agree_exit_code(code, deadline + kRecordGrace + 30.0, &note);
   if (!note.empty()) std::fprintf(stderr, "denpex-probe: %s\n", note.c_str());
-  mpi.finish(code, mpi.rank() == 0 && missing);
   return code;
 }
 
-int run_slurm_task(const Options& o, const SlurmTask& task) {
-  const std::string where =
-      fmt::format("Slurm task {} of {}{}", task.procid, task.ntasks,
-                  task.step.empty() ? std::string() : " of step " + task.step);
-  if (o.rank_report.empty()) {
-    std::fprintf(stderr,
-                 "denpex-probe: %s was started without an MPI launcher (no PMI or PMIx "
-                 "variables), so it cannot see the other tasks and would judge itself alone; "
-                 "run srun --mpi=pmix (or --mpi=pmi2), or give every task --rank-report "
-                 "DIR/%%h-%%r.json and judge them with denpex-probe compare DIR; exiting 2\n",
-                 where.c_str());
-    return 2;
-  }
+namespace {
+
+// A task that cannot see the others writes its --rank-report for a later `compare` and judges
+// nothing: 0 when the record was written, 2 when it could not be or when an option asks for a
+// judgement here.
+int write_task_record(const Options& o, const std::string& where, int rank) {
   // Per-task records are judged later, together, by `compare`: options that judge or report
   // here would describe one task as if it were the job.
   const char* judging = !o.json_path.empty()        ? "--json"
@@ -370,13 +505,54 @@ int run_slurm_task(const Options& o, const SlurmTask& task) {
                  failure.c_str());
     return 2;
   }
-  mine.rank = task.procid;
+  mine.rank = rank;
   if (!write_rank_report(o, mine)) return 2;
   if (!o.quiet)
     std::printf("denpex-probe: %s: record written to %s; not judged alone: run denpex-probe "
                 "compare over every task's record\n",
-                where.c_str(), expand_report_path(o.rank_report, mine.rank, mine.host).c_str());
+                where.c_str(),
+                expand_report_path(o.rank_report, mine.rank, mine.host,
+                                   job_id(current_environment()))
+                    .c_str());
   return 0;
+}
+
+}  // namespace
+
+int run_slurm_task(const Options& o, const SlurmTask& task) {
+  const std::string where =
+      fmt::format("Slurm task {} of {}{}", task.procid, task.ntasks,
+                  task.step.empty() ? std::string() : " of step " + task.step);
+  if (o.rank_report.empty()) {
+    std::fprintf(stderr,
+                 "denpex-probe: %s was started without an MPI launcher (no PMI or PMIx "
+                 "variables), so it cannot see the other tasks and would judge itself alone; "
+                 "run srun --mpi=pmix (or --mpi=pmi2), or give every task --rank-report "
+                 "DIR/%%h-%%r.json and judge them with denpex-probe compare DIR; exiting 2\n",
+                 where.c_str());
+    return 2;
+  }
+  return write_task_record(o, where, task.procid);
+}
+
+int run_announced_task(const Options& o, const AnnouncedWorld& world) {
+  const std::string where =
+      world.rank >= 0 ? fmt::format("rank {} of {} ({})", world.rank, world.size,
+                                    world.size_evidence)
+                      : fmt::format("a process of a {}-rank job ({})", world.size,
+                                    world.size_evidence);
+  if (o.rank_report.empty()) {
+    std::fprintf(stderr,
+                 "denpex-probe: %s was started by no launcher this probe can gather through "
+                 "(torchrun sets RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT; MPI launchers "
+                 "their PMI/PMIx variables), so it would judge itself alone; run it as "
+                 "torchrun ... --no-python denpex-probe or under mpirun/srun --mpi=pmix, or give "
+                 "every rank --rank-report DIR/%%j-%%r.json and judge them with denpex-probe "
+                 "compare DIR; exiting 2\n",
+                 where.c_str());
+    return 2;
+  }
+  return write_task_record(o, where, std::max(0, world.rank));
 }
 
 int run_compare(const Options& o) {

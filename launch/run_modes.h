@@ -25,6 +25,19 @@ int run_mpi(const Options& o, const LauncherInfo& launcher, int* argc, char*** a
 // or --prometheus ask for a judgement here.
 int run_slurm_task(const Options& o, const SlurmTask& task);
 
+// Every worker of a torchrun job (collect/launcher.h's TorchrunWorker): probe in a child,
+// gather through the c10d store torchrun's agent serves on MASTER_ADDR:MASTER_PORT
+// (collect/store_job.h), rank 0 judges, every rank exits with its verdict. Returns 2 (one
+// line naming MASTER_ADDR:MASTER_PORT and what to do) when the store cannot be reached or
+// speaks a protocol this probe does not know, when the agent serves no store for its workers
+// (torch <= 2.3 with the c10d rendezvous), and when a variable is malformed.
+int run_torchrun(const Options& o, const TorchrunWorker& w);
+
+// A process whose environment announces a world of more than one rank (collect/launcher.h's
+// AnnouncedWorld) but that no launcher joined to the others: never judged alone. Without
+// --rank-report: 2 and one line saying how to gather. With it: as run_slurm_task.
+int run_announced_task(const Options& o, const AnnouncedWorld& world);
+
 // compare PATH...: saved rank records judged as one job.
 int run_compare(const Options& o);
 

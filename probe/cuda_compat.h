@@ -4,8 +4,8 @@
 // when the driver cannot be asked (read statically); compare/ uses the verdicts.
 //
 // Source: NVIDIA's CUDA Compatibility guide and each toolkit's release notes, table 3 ("CUDA
-// Toolkit and corresponding driver versions"), as summarised in ../shared/REFERENCE.md "CUDA
-// driver". Depends on nothing (part of the record target, which every layer links).
+// Toolkit and corresponding driver versions"), and its "Minor Version Compatibility" section.
+// Depends on nothing (part of the record target, which every layer links).
 #pragma once
 
 #include <string>

@@ -53,7 +53,7 @@ LibraryProbe probe_library(const ProbeContext& ctx, const Resolution& res,
     lp.not_loaded = NotLoaded::no_call;
     return lp;
   }
-  // Under --root nothing is loaded: the tree's host path is no trust question (issue 11).
+  // Under --root nothing is loaded: the tree's host path is no trust question.
   TrustCheck trust =
       check_trusted_with_needed(ctx.loader, lp.path, ctx.running_as_root && ctx.allow_load);
   if (!trust.trusted) {

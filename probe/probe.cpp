@@ -4,6 +4,8 @@
 
 #include "probe/candidates.h"
 #include "probe/cuda_driver_probe.h"
+#include "probe/cupy_probe.h"
+#include "probe/jax_probe.h"
 #include "probe/loader_check.h"
 #include "probe/nccl_probe.h"
 #include "probe/plugin_probe.h"
@@ -85,13 +87,21 @@ RankRecord probe_rank(const ProbeOptions& o) {
   r.abi = tp.abi;
   // PyTorch present: the NCCL that matters is the one libtorch_cuda.so gets.
   r.nccl = tp.has_nccl ? tp.effective : r.system_nccl;
+  r.nccl_wheels = find_nccl_wheels(fs, sites);
+  if (!r.torch.nccl_requirement.empty())
+    r.torch.nccl_requirement_met = requirement_met(r.torch.nccl_requirement, r.nccl_wheels);
+  step("JAX's CUDA plugin and CuPy (the NCCL each loads)");
+  r.jax = probe_jax(ctx, sites, &r.untrusted_libraries);
+  CupyProbe cp = probe_cupy(ctx, sites, &r.untrusted_libraries);
+  r.cupy = cp.cupy;
+  r.abi.insert(r.abi.end(), cp.abi.begin(), cp.abi.end());
   step("other NCCL libraries on the node");
   r.nccl_candidates = find_nccl_candidates(
       ctx, sites, tp.effective.method == "static" ? tp.effective : NcclInfo{},
       &r.foreign_libraries);
   step("the CUDA driver (libcuda.so.1, the kernel module)");
   r.cuda_driver = probe_cuda_driver(ctx, &r.untrusted_libraries);
-  // The emulation checked against the real loader for what was loaded live (issue 11 item 6).
+  // The emulation checked against the real loader for what was loaded live.
   if (loader_check_possible(ctx)) {
     step("checking the loader emulation against ld.so");
     if (r.system_nccl.status == NcclStatus::ok)

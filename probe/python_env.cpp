@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cctype>
 
+#include "probe/nccl_probe.h"
 #include "probe/text.h"
+#include "probe/wheel_metadata.h"
 
 namespace denpex {
 
@@ -175,6 +177,122 @@ std::vector<SitePackagesDir> find_site_packages(const ProbeContext& ctx) {
     if (!dup) out.push_back(d);
   }
   return out;
+}
+
+namespace {
+
+// Where `name` is found among `dirs` (the parent package's __path__): a regular package wins
+// at once; otherwise the namespace portions, in order.
+std::vector<std::string> package_path(const FsView& fs, const std::vector<std::string>& dirs,
+                                      const std::string& name) {
+  std::vector<std::string> portions;
+  for (const auto& d : dirs) {
+    std::string pkg = join_path(d, name);
+    if (is_file(fs, join_path(pkg, "__init__.py"))) return {pkg};
+    if (is_dir(fs, pkg)) portions.push_back(pkg);
+  }
+  return portions;
+}
+
+// Python files read for one assignment are a few KiB; anything past this is not one.
+constexpr size_t kMaxPythonFile = 64 * 1024;
+
+bool under_dir(const std::string& path, const std::string& dir) {
+  return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+         path[dir.size()] == '/';
+}
+
+// "yes", "no" or "unknown": whether `lib` is the libnccl.so.2 this wheel's RECORD lists.
+std::string owns(const FsView& fs, const DistInfo& d, const std::string& lib_version,
+                 long long lib_size) {
+  const long long listed = record_size(fs, d.dir, "nvidia/nccl/lib/libnccl.so.2");
+  if (listed < 0) return "unknown";
+  if (lib_size < 0) return "no";  // listed, and gone: another wheel's uninstall took it
+  if (listed != lib_size) return "no";
+  if (!lib_version.empty() && spec_matches(d.version, "==" + lib_version) == SpecMatch::no)
+    return "no";
+  return "yes";
+}
+
+}  // namespace
+
+std::string find_python_package(const FsView& fs, const std::vector<SitePackagesDir>& sites,
+                                const std::string& dotted) {
+  std::vector<std::string> path;
+  for (const auto& s : sites) path.push_back(s.path);
+  for (const std::string& name : split_nonempty(dotted, '.')) {
+    path = package_path(fs, path, name);
+    if (path.empty()) return "";
+  }
+  return path.front();
+}
+
+bool read_python_string(const FsView& fs, const std::string& file, const std::string& name,
+                        std::string* value, std::string* error) {
+  std::string text, why;
+  bool truncated = false;
+  if (!read_small_file(fs, file, kMaxPythonFile, &text, &truncated, &why)) {
+    *error = file + " cannot be read: " + why;
+    return false;
+  }
+  if (truncated || text.find('\0') != std::string::npos) {
+    *error = file + (truncated ? " is larger than 64 KiB" : " is not text (contains NUL bytes)");
+    return false;
+  }
+  for (const std::string& line : split_lines(text)) {
+    size_t eq = line.find('=');
+    if (eq == std::string::npos || line.empty() || line[0] == ' ' || line[0] == '#') continue;
+    std::string lhs = trim(line.substr(0, eq));
+    if (trim(lhs.substr(0, lhs.find(':'))) != name) continue;
+    std::string rhs = trim(line.substr(eq + 1));
+    if (rhs.size() < 2 || (rhs[0] != '\'' && rhs[0] != '"')) continue;
+    size_t close = rhs.find(rhs[0], 1);
+    if (close == std::string::npos || close == 1) continue;
+    *value = rhs.substr(1, close - 1);
+    return true;
+  }
+  *error = file + " has no " + name + " = '...' assignment";
+  return false;
+}
+
+std::vector<NcclWheel> find_nccl_wheels(const FsView& fs,
+                                        const std::vector<SitePackagesDir>& sites) {
+  std::vector<NcclWheel> out;
+  for (const auto& s : sites) {
+    std::vector<DistInfo> dists = list_dist_infos(fs, s.path, "nvidia-nccl-cu");
+    if (dists.empty()) continue;
+    const std::string lib = join_path(s.path, "nvidia/nccl/lib/libnccl.so.2");
+    struct stat st {};
+    long long size = ::stat(host_path(fs, lib).c_str(), &st) == 0 && S_ISREG(st.st_mode)
+                         ? static_cast<long long>(st.st_size)
+                         : -1;
+    std::string version, cuda_build;
+    if (size >= 0) read_nccl_literal(host_path(fs, lib), &version, &cuda_build);
+    for (const auto& d : dists)
+      out.push_back({d.project, d.version, s.path, d.dir, owns(fs, d, version, size)});
+  }
+  return out;
+}
+
+std::string requirement_met(const std::string& requirement, const std::vector<NcclWheel>& wheels) {
+  Requirement req;
+  if (!parse_requirement(requirement, &req)) return "unknown";
+  // importlib.metadata (and pip) take the first distribution of the project on the path. One
+  // whose library another wheel has overwritten is not what PyTorch loads, whatever pip says.
+  for (const auto& w : wheels) {
+    if (w.project != req.project || w.owns_library == "no") continue;
+    switch (spec_matches(w.version, req.spec)) {
+      case SpecMatch::yes: return "yes";
+      case SpecMatch::no: return "no";
+      case SpecMatch::unknown: return "unknown";
+    }
+  }
+  return "no";
+}
+
+bool in_site_packages(const std::string& path, const std::vector<SitePackagesDir>& sites) {
+  return std::any_of(sites.begin(), sites.end(),
+                     [&](const SitePackagesDir& s) { return under_dir(path, s.path); });
 }
 
 }  // namespace denpex

@@ -28,6 +28,15 @@ const char* to_string(TorchStatus s) {
   return "missing";
 }
 
+const char* to_string(FrameworkStatus s) {
+  switch (s) {
+    case FrameworkStatus::ok: return "ok";
+    case FrameworkStatus::missing: return "missing";
+    case FrameworkStatus::error: return "error";
+  }
+  return "missing";
+}
+
 const char* to_string(DriverStatus s) {
   switch (s) {
     case DriverStatus::ok: return "ok";
@@ -79,6 +88,40 @@ json plugin_json(const PluginInfo& p) {
   return j;
 }
 
+json torch_nccl_json(const TorchNccl& n) {
+  json j = json::object();
+  put(j, "path", n.path);
+  put(j, "version", n.version);
+  put(j, "cuda_build", n.cuda_build);
+  put(j, "linkage", n.linkage);
+  return j;
+}
+
+// JAX and CuPy appear only where they are installed, so records of the many jobs without them
+// are unchanged.
+void put_framework(json& j, const char* key, const FrameworkInfo& f) {
+  if (f.status == FrameworkStatus::missing) return;
+  json o = {{"status", to_string(f.status)}};
+  put(o, "version", f.version);
+  put(o, "package", f.package);
+  put(o, "path", f.path);
+  put(o, "site_packages", f.site_packages);
+  put(o, "nccl_rule", f.nccl_rule);
+  if (!f.nccl.path.empty()) o["nccl"] = torch_nccl_json(f.nccl);
+  put(o, "error", f.error);
+  j[key] = std::move(o);
+}
+
+void put_nccl_wheels(json& j, const std::vector<NcclWheel>& wheels) {
+  if (wheels.empty()) return;
+  json a = json::array();
+  for (const auto& w : wheels)
+    a.push_back({{"project", w.project}, {"version", w.version},
+                 {"site_packages", w.site_packages}, {"dist_info", w.dist_info},
+                 {"owns_library", w.owns_library}});
+  j["nccl_wheels"] = std::move(a);
+}
+
 json body_json(const RankRecord& r) {
   json j;
   put(j, "probe_version", r.probe_version);
@@ -120,8 +163,13 @@ json body_json(const RankRecord& r) {
       put(tb, "linkage", r.torch.bundled.linkage);
       t["bundled_nccl"] = tb;
     }
+    put(t, "nccl_requirement", r.torch.nccl_requirement);
+    put(t, "nccl_requirement_met", r.torch.nccl_requirement_met);
   }
   j["torch"] = t;
+  put_framework(j, "jax", r.jax);
+  put_framework(j, "cupy", r.cupy);
+  put_nccl_wheels(j, r.nccl_wheels);
 
   json abi = json::array();
   for (const auto& a : r.abi) {
@@ -248,6 +296,38 @@ std::vector<std::string> string_list(const json& j, const char* key) {
   return it->get<std::vector<std::string>>();
 }
 
+TorchNccl torch_nccl_from(const json& j) {
+  return {str(j, "path"), str(j, "version"), str(j, "cuda_build"), str(j, "linkage")};
+}
+
+FrameworkInfo framework_from(const json& j, const char* key) {
+  FrameworkInfo f;
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_object()) return f;
+  const json& o = *it;
+  f.status = enum_from(o, "status",
+                       {FrameworkStatus::ok, FrameworkStatus::missing, FrameworkStatus::error},
+                       FrameworkStatus::missing);
+  f.version = str(o, "version");
+  f.package = str(o, "package");
+  f.path = str(o, "path");
+  f.site_packages = str(o, "site_packages");
+  f.nccl_rule = str(o, "nccl_rule");
+  if (o.contains("nccl") && o.at("nccl").is_object()) f.nccl = torch_nccl_from(o.at("nccl"));
+  f.error = str(o, "error");
+  return f;
+}
+
+std::vector<NcclWheel> nccl_wheels_from(const json& j) {
+  std::vector<NcclWheel> out;
+  auto it = j.find("nccl_wheels");
+  if (it == j.end() || !it->is_array()) return out;
+  for (const auto& w : *it)
+    out.push_back({str(w, "project"), str(w, "version"), str(w, "site_packages"),
+                   str(w, "dist_info"), str(w, "owns_library")});
+  return out;
+}
+
 }  // namespace
 
 void to_json(json& j, const RankRecord& r) {
@@ -299,17 +379,15 @@ bool record_from_json(const json& j, RankRecord* out, std::string* error) {
       r.torch.libtorch_cuda = str(t, "libtorch_cuda");
       r.torch.build = str(t, "build");
       r.torch.error = str(t, "error");
-      if (t.contains("nccl") && t.at("nccl").is_object()) {
-        const json& tn = t.at("nccl");
-        r.torch.nccl = {str(tn, "path"), str(tn, "version"), str(tn, "cuda_build"),
-                        str(tn, "linkage")};
-      }
-      if (t.contains("bundled_nccl") && t.at("bundled_nccl").is_object()) {
-        const json& tb = t.at("bundled_nccl");
-        r.torch.bundled = {str(tb, "path"), str(tb, "version"), str(tb, "cuda_build"),
-                           str(tb, "linkage")};
-      }
+      if (t.contains("nccl") && t.at("nccl").is_object()) r.torch.nccl = torch_nccl_from(t.at("nccl"));
+      if (t.contains("bundled_nccl") && t.at("bundled_nccl").is_object())
+        r.torch.bundled = torch_nccl_from(t.at("bundled_nccl"));
+      r.torch.nccl_requirement = str(t, "nccl_requirement");
+      r.torch.nccl_requirement_met = str(t, "nccl_requirement_met");
     }
+    r.jax = framework_from(j, "jax");
+    r.cupy = framework_from(j, "cupy");
+    r.nccl_wheels = nccl_wheels_from(j);
     if (j.contains("abi")) {
       for (const auto& a : j.at("abi")) {
         r.abi.push_back({str(a, "consumer"), str(a, "library"), string_list(a, "imported"),
@@ -354,9 +432,9 @@ bool record_from_json(const json& j, RankRecord* out, std::string* error) {
   }
 }
 
-// error_handler_t::replace (hostile-input fix, issue 6): strings read from the system (library
-// paths, ELF strings, NCCL_* values) need not be UTF-8, and the default handler throws on them,
-// which aborted the probe on a directory named with a Latin-1 byte.
+// error_handler_t::replace: strings read from the system (library paths, ELF strings, NCCL_*
+// values) need not be UTF-8, and the default handler throws on them, which would abort the
+// probe on a directory named with a Latin-1 byte.
 std::string configuration_json(const RankRecord& r) {
   return body_json(r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }

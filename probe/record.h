@@ -3,7 +3,7 @@
 // the schema shared by probe/ (which fills it), collect/ (which moves it) and compare/ (which
 // judges it). It depends on nothing but nlohmann_json.
 //
-// JSON shape: ../shared/CONTRACT.md "The rank record". Extra keys are additions, never renames.
+// JSON shape: the contract's "The rank record". Extra keys are additions, never renames.
 #pragma once
 
 #include <map>
@@ -68,6 +68,44 @@ struct TorchInfo {
   TorchNccl nccl;            // what libtorch_cuda.so would really load (or has linked in)
   TorchNccl bundled;         // the NCCL wheel installed for this torch (nvidia/nccl/lib), even
                              // when something else wins; empty when there is none
+  // The NCCL wheel torch's METADATA requires (Requires-Dist), as written after the project
+  // name: "nvidia-nccl-cu12==2.20.5". "" when it names none (source builds, conda's pytorch,
+  // no dist-info).
+  std::string nccl_requirement;
+  // Whether the installed nvidia-nccl wheel satisfies nccl_requirement: "yes", "no" (another
+  // version, or that wheel not installed), "unknown"; "" when there is no requirement.
+  std::string nccl_requirement_met;
+  std::string error;
+};
+
+// An nvidia-nccl-cu* distribution pip recorded in a site-packages directory. Every such wheel
+// installs the same file, nvidia/nccl/lib/libnccl.so.2: with two of them the file is the one
+// installed last, and uninstalling either removes it.
+struct NcclWheel {
+  std::string project;        // "nvidia-nccl-cu12"
+  std::string version;        // "2.20.5", from its .dist-info name
+  std::string site_packages;
+  std::string dist_info;      // its .dist-info directory
+  // Whether nvidia/nccl/lib/libnccl.so.2 on disk is the file this wheel's RECORD lists (by
+  // size, and by version where the file's literal gives one). "yes", "no" (another file, or
+  // none), or "unknown" (RECORD does not list it).
+  std::string owns_library;
+};
+
+// A Python framework other than PyTorch that loads NCCL its own way (JAX's CUDA plugin, CuPy).
+enum class FrameworkStatus { ok, missing, error };
+
+struct FrameworkInfo {
+  FrameworkStatus status = FrameworkStatus::missing;
+  std::string version;        // jax/version.py, cupy/_version.py
+  std::string package;        // the distribution that brings the CUDA part: "jax-cuda12-plugin
+                              // 0.6.2", "cupy-cuda12x 13.6.0"
+  std::string path;           // the package directory that loads NCCL (jax_plugins/xla_cuda12,
+                              // cupy)
+  std::string site_packages;
+  std::string nccl_rule;      // how it picks its NCCL, in words ("nvidia.nccl module, then
+                              // the plugin's dlopen of libnccl.so.2")
+  TorchNccl nccl;             // what it would load; linkage "wheel" or "system"
   std::string error;
 };
 
@@ -82,7 +120,7 @@ struct AbiCheck {
   std::string error;
 };
 
-// The probe checking its loader emulation against the real loader (issue 11 item 6): for a
+// The probe checking its loader emulation against the real loader: for a
 // library loaded live, the file the emulation named and the file ld.so really mapped for the
 // same name in the same environment. They differ when the real loader follows a rule the
 // emulation lacks; the record then names the emulated one, and the finding names both.
@@ -148,6 +186,9 @@ struct RankRecord {
   NcclInfo system_nccl;                   // what a non-PyTorch process resolves for libnccl.so.2
   std::vector<NcclCandidate> nccl_candidates;
   TorchInfo torch;
+  FrameworkInfo jax;                      // JAX with its CUDA plugin (status missing without one)
+  FrameworkInfo cupy;
+  std::vector<NcclWheel> nccl_wheels;     // in every site-packages searched, in search order
   std::vector<AbiCheck> abi;
   CudaDriverInfo cuda_driver;
   PluginInfo net_plugin;
@@ -166,6 +207,7 @@ struct RankRecord {
 // String forms used in JSON and messages.
 const char* to_string(NcclStatus s);
 const char* to_string(TorchStatus s);
+const char* to_string(FrameworkStatus s);
 const char* to_string(DriverStatus s);
 const char* to_string(PluginStatus s);
 

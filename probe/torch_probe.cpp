@@ -9,6 +9,7 @@
 #include "probe/nccl_probe.h"
 #include "probe/nccl_version.h"
 #include "probe/text.h"
+#include "probe/wheel_metadata.h"
 
 namespace denpex {
 
@@ -93,13 +94,15 @@ std::vector<std::string> nccl_imports(const ElfInfo& elf) {
   return {names.begin(), names.end()};
 }
 
-AbiCheck check_abi(const std::string& consumer, const ElfInfo& consumer_elf,
-                   const std::string& library, const std::string& library_host) {
+}  // namespace
+
+AbiCheck check_nccl_abi(const std::string& consumer, const ElfInfo& consumer_elf,
+                        const std::string& library, const std::string& library_host) {
   AbiCheck a;
   a.consumer = consumer;
   a.library = library;
-  // Issue 11 item 7: a symbol table that cannot be read says nothing about what is exported;
-  // counting every import as missing made a false nccl-abi-mismatch.
+  // A symbol table that cannot be read says nothing about what is exported; counting every
+  // import as missing would make a false nccl-abi-mismatch.
   if (!consumer_elf.dynsyms_read) {
     a.error = fmt::format("cannot read the dynamic symbols of {}: {}", consumer,
                           consumer_elf.dynsyms_error);
@@ -120,6 +123,8 @@ AbiCheck check_abi(const std::string& consumer, const ElfInfo& consumer_elf,
     if (!exported.count(name)) a.missing.push_back(name);
   return a;
 }
+
+namespace {
 
 // glibc's l_loader chain above libtorch_cuda.so in a Python process, nearest first: libtorch.so
 // and libtorch_python.so (DT_NEEDED), the torch._C extension, the interpreter that dlopened it
@@ -153,6 +158,28 @@ std::vector<LoaderLink> python_loader_chain(const FsView& fs, const std::string&
     chain.push_back({p, &elfs->back()});
   }
   return chain;
+}
+
+// The nvidia-nccl requirement in the METADATA of the torch distribution installed in `site`
+// ("nvidia-nccl-cu12==2.20.5"), "" when there is none. Of several torch dist-infos (a broken
+// upgrade leaves the old one), the one whose version is torch/version.py's without its local
+// part (2.3.1 for 2.3.1+cu121).
+std::string nccl_requirement_of(const FsView& fs, const std::string& site,
+                                const std::string& version, const std::string& machine) {
+  std::vector<DistInfo> dists;
+  for (auto& d : list_dist_infos(fs, site, "torch"))
+    if (d.project == "torch") dists.push_back(std::move(d));
+  if (dists.empty()) return "";
+  const std::string public_version = version.substr(0, version.find('+'));
+  const DistInfo* chosen = &dists.front();
+  for (const auto& d : dists)
+    if (d.version == version || d.version == public_version) chosen = &d;
+  std::vector<Requirement> reqs;
+  if (!read_requirements(fs, chosen->dir, &reqs, nullptr)) return "";
+  for (const auto& r : reqs)
+    if (r.project.rfind("nvidia-nccl-", 0) == 0 && marker_applies(r.marker, machine))
+      return r.project + r.spec;
+  return "";
 }
 
 }  // namespace
@@ -196,6 +223,8 @@ TorchProbe probe_torch(const ProbeContext& ctx, const std::vector<SitePackagesDi
   t.status = TorchStatus::ok;
   t.version = v.version;
   t.cuda = v.cuda;
+  t.nccl_requirement =
+      nccl_requirement_of(fs, site->path, t.version, machine_name(ctx.loader.machine));
 
   // The wheel NCCL pip installed for this torch, whether or not it is what gets loaded.
   std::string wheel_lib = join_path(site->path, "nvidia/nccl/lib/libnccl.so.2");
@@ -244,7 +273,7 @@ TorchProbe probe_torch(const ProbeContext& ctx, const std::vector<SitePackagesDi
     });
     t.nccl.linkage = res.status != LoadStatus::found ? "" : in_env ? "wheel" : "system";
     if (res.status == LoadStatus::found) {
-      out.abi.push_back(check_abi(lib.path, elf, res.real_path, host_path(fs, res.real_path)));
+      out.abi.push_back(check_nccl_abi(lib.path, elf, res.real_path, host_path(fs, res.real_path)));
     }
     return out;
   }

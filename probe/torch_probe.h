@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "probe/elf_file.h"
 #include "probe/probe_context.h"
 #include "probe/python_env.h"
 #include "probe/record.h"
@@ -37,6 +38,13 @@ struct VersionPy {
 // `cuda: Optional[str] = '12.4'`). ok=false with `error` when there is no __version__ or the
 // text is not text.
 VersionPy parse_version_py(const std::string& text);
+
+// The ABI check for any library that imports NCCL (PyTorch's libtorch_cuda.so, CuPy's nccl
+// extension): the nccl* symbols `consumer_elf` (read with dynamic symbols) imports against those
+// `library` (host path `library_host`) exports. `error` is set, and nothing listed, when either
+// symbol table cannot be read.
+AbiCheck check_nccl_abi(const std::string& consumer, const ElfInfo& consumer_elf,
+                        const std::string& library, const std::string& library_host);
 
 // Version of the nvidia-nccl-cu* wheel installed in `site` (from its dist-info directory name),
 // "" when none.

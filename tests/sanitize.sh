@@ -1,5 +1,5 @@
 #!/bin/bash
-# The whole CTest suite under AddressSanitizer + UndefinedBehaviorSanitizer (issue 6).
+# The whole CTest suite under AddressSanitizer + UndefinedBehaviorSanitizer.
 #   tests/sanitize.sh [BUILD_DIR [CTEST_ARGS...]]   (default: build-asan in this checkout)
 # Configures BUILD_DIR with -DDENPEX_SANITIZE=ON (top-level CMakeLists: -fsanitize=address,
 # undefined, -fno-sanitize-recover=undefined), builds everything, runs ctest, and prints how

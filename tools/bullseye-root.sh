@@ -2,9 +2,13 @@
 # Sourced by tools/portable-build.sh and tests/portable/check.sh: a Debian 11 (bullseye) root made
 # with `debootstrap --variant=minbase`, kept as it came (the check copies it, the build copies it
 # before installing compilers), and the mounts a chroot into it needs, undone on exit.
-# Needs root and debootstrap (installed with apt-get when missing).
+# Needs root and debootstrap (installed with apt-get when missing). The mirror is the one this
+# machine's apt uses (tools/debian-mirror.sh), or $DENPEX_BULLSEYE_MIRROR, or debootstrap's own
+# default.
 
-bullseye_mirror=${DENPEX_BULLSEYE_MIRROR:-http://deb.debian.org/debian}
+# shellcheck source=tools/debian-mirror.sh
+. "$(dirname "${BASH_SOURCE[0]}")/debian-mirror.sh"
+bullseye_mirror=${DENPEX_BULLSEYE_MIRROR:-$(debian_mirror)}
 bullseye_mounts=()
 
 # bullseye_remove DIR...: removes roots, first undoing any mount a killed earlier run left in
@@ -27,8 +31,8 @@ bullseye_minbase() {
   command -v debootstrap >/dev/null ||
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null; }
   bullseye_remove "$dir" "$dir.done"
-  echo "bullseye-root: debootstrap --variant=minbase bullseye $dir ($bullseye_mirror)"
-  if ! debootstrap --variant=minbase bullseye "$dir" "$bullseye_mirror" >"$dir.log" 2>&1; then
+  echo "bullseye-root: debootstrap --variant=minbase bullseye $dir (${bullseye_mirror:-the default mirror of debootstrap})"
+  if ! debootstrap --variant=minbase bullseye "$dir" ${bullseye_mirror:+"$bullseye_mirror"} >"$dir.log" 2>&1; then
     tail -20 "$dir.log" >&2
     echo "bullseye-root: debootstrap failed (log: $dir.log)" >&2
     return 1

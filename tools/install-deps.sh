@@ -3,9 +3,14 @@
 # the toolchain, Open MPI and MPICH (the two MPI ABIs the transport plugins are built for;
 # Open MPI stays the default `mpicc`/`mpirun` alternative), nlohmann_json, fmt, CLI11, Catch2
 # (v2), jq/bc for the end-to-end tests, file (CPack's DEB generator needs it), lintian (the
-# package test), Slurm and munge for the prolog test, clang for fuzzing,
+# package test), Slurm and munge for the prolog test, stress-ng (the CPU load under which
+# tests/hostile/stress_faults.sh repeats the MPI fault cases), clang for fuzzing,
 # the aarch64 cross compiler and libc (arm64 stand-ins and Debian's arm64 ld.so for the arm64
-# image tests).
+# image tests), zlib, libzstd and liblzma (evidence/ reads gzip, zstd and xz logs by content) with
+# the gzip, zstd and xz programs and python3 that tests/evidence uses to make its inputs, pip (to
+# fetch fmt 11's headers from PyPI for the fmt 11 compile test, and the real torch and
+# nvidia-nccl-cu12 wheels tests/torchrun unpacks into a cache directory, never into the system
+# Python), python3-yaml (the Kubernetes examples are checked with a real YAML parser).
 # CUDA and NCCL are not installed here: the probe opens whatever the node has at run time.
 set -euo pipefail
 if [ "$(id -u)" != 0 ]; then
@@ -21,7 +26,35 @@ apt-get install -y -qq --no-install-recommends \
   jq bc time procps util-linux file lintian \
   libre2-dev \
   slurm-wlm munge \
+  stress-ng \
   clang libclang-rt-14-dev \
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
+  python3-yaml \
+  zlib1g-dev libzstd-dev liblzma-dev gzip zstd xz-utils python3 python3-pip \
   >/dev/null
 echo "install-deps.sh: packages installed"
+
+# fmt 11's headers, for the test that compiles our sources against them (source.fmt11): fmt 11
+# moved fmt::join to <fmt/ranges.h>, and Debian 12 ships fmt 9, which still has it in
+# <fmt/format.h>. PyPI's librmm-cu12 24.12.1 wheel carries fmt 11.0.2's headers; they are
+# unpacked into a directory, nothing is installed into Python. Without PyPI the test skips.
+fmt11=/var/cache/denpex/fmt11
+if [ ! -r "$fmt11/include/fmt/ranges.h" ]; then
+  tmp=$(mktemp -d)
+  echo "librmm-cu12==24.12.1 --hash=sha256:01ee26e0f50e5e919b1d4d3cc8baf2b21ba7ebdde3e6edfc3390011e90d1da35" \
+    >"$tmp/requirements.txt"
+  if python3 -m pip download -q --no-deps --only-binary=:all: --require-hashes \
+      -r "$tmp/requirements.txt" -d "$tmp" >"$tmp/pip.log" 2>&1 &&
+    python3 -m zipfile -e "$tmp"/librmm_cu12-24.12.1-*.whl "$tmp/wheel" &&
+    grep -q 'define FMT_VERSION 110002' "$tmp/wheel/librmm/include/fmt/base.h"; then
+    rm -rf "$fmt11"
+    mkdir -p "$fmt11/include"
+    cp -r "$tmp/wheel/librmm/include/fmt" "$fmt11/include/"
+    echo "install-deps.sh: fmt 11.0.2 headers in $fmt11/include"
+  else
+    echo "install-deps.sh: could not fetch fmt 11's headers (PyPI's librmm-cu12 24.12.1):" \
+      "source.fmt11 will skip" >&2
+    tail -3 "$tmp/pip.log" >&2 || true
+  fi
+  rm -rf "$tmp"
+fi

@@ -9,7 +9,8 @@
 # tests/portable/check.sh checks the result. Unpack with
 #   mkdir -p /opt/denpex && tar -C /opt/denpex -xzf denpex-portable.tar.gz
 #
-# Usage (as root; needs debootstrap and http://deb.debian.org or DENPEX_BULLSEYE_MIRROR):
+# Usage (as root; needs debootstrap and a Debian mirror: the one apt uses here, or
+# DENPEX_BULLSEYE_MIRROR):
 #   tools/portable-build.sh [OUTDIR]        (default: build-portable; about 1.5 GB)
 # OUTDIR keeps the bullseye roots, the build tree and ccache's cache, so a rerun rebuilds only
 # what changed. The sources are the working tree's (tracked and untracked, not ignored files).
@@ -31,9 +32,10 @@ tarball=$out/denpex-portable.tar.gz
 # bullseye's 1.9 has no set_version_flag. fmt is bookworm's source (9.1.0, the Debian 12 build's
 # fmt), built here as a static library: bullseye's libfmt-dev is fmt 7 and shared only. Open
 # MPI's and MPICH's headers build the two MPI transport plugins (they link no libmpi; a tree that
-# still links MPI needs Open MPI to link).
-packages="build-essential cmake ninja-build pkg-config ccache nlohmann-json3-dev dpkg-dev libre2-dev \
-libopenmpi-dev libmpich-dev libcli11-dev/bookworm"
+# still links MPI needs Open MPI to link). zlib, libzstd and liblzma: their static archives are
+# linked in (cmake/Decompressors.cmake); so is libre2.a (evidence/CMakeLists.txt).
+packages="build-essential cmake ninja-build pkg-config ccache nlohmann-json3-dev dpkg-dev \
+libopenmpi-dev libmpich-dev libcli11-dev/bookworm zlib1g-dev libzstd-dev liblzma-dev libre2-dev"
 fmt_source=fmtlib/bookworm
 
 bullseye_minbase "$minbase"

@@ -54,6 +54,8 @@ static int p_recv(void* buf, int len, int source, int tag) {
 
 static int p_finalize(void) { return MPI_Finalize(); }
 
+static int p_abort(int code) { return MPI_Abort(MPI_COMM_WORLD, code); }
+
 static void p_error_string(int code, char* out, int out_len) {
   char s[MPI_MAX_ERROR_STRING];
   int len = 0;
@@ -69,7 +71,7 @@ static void p_error_string(int code, char* out, int out_len) {
 const denpex_mpi_plugin* denpex_mpi_plugin_v1(void) {
   static const denpex_mpi_plugin table = {
       DENPEX_MPI_PLUGIN_ABI, DENPEX_MPI_FAMILY, p_init,     p_library_version, p_send,
-      p_iprobe,              p_recv,            p_finalize, p_error_string,
+      p_iprobe,              p_recv,            p_finalize, p_error_string,    p_abort,
   };
   return &table;
 }

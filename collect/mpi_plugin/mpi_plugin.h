@@ -14,8 +14,9 @@
 extern "C" {
 #endif
 
-/* Raised when a function below changes meaning; the probe refuses another value. */
-#define DENPEX_MPI_PLUGIN_ABI 1
+/* Raised when a function below changes meaning or one is added; the probe refuses another
+ * value. 2: abort. */
+#define DENPEX_MPI_PLUGIN_ABI 2
 /* The symbol every plugin exports. */
 #define DENPEX_MPI_PLUGIN_ENTRY "denpex_mpi_plugin_v1"
 /* `source` of iprobe: a message from any rank. */
@@ -40,6 +41,10 @@ typedef struct denpex_mpi_plugin {
   int (*finalize)(void);
   /* MPI_Error_string of code into out (always terminated). */
   void (*error_string)(int code, char* out, int out_len);
+  /* MPI_Abort(MPI_COMM_WORLD, code): the launcher ends every rank and exits with code (how
+   * each launcher passes it on: docs/launchers.md). Returns only when MPI_Abort fails, with
+   * its error code. */
+  int (*abort)(int code);
 } denpex_mpi_plugin;
 
 /* Returns the plugin's table (static storage); never NULL. */

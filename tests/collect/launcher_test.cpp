@@ -62,3 +62,50 @@ TEST_CASE("a task of a multi-task Slurm step, not a prolog or a one-task step") 
   CHECK_FALSE(detect_slurm_task({{"SLURM_PROCID", "0"}, {"SLURM_STEP_NUM_TASKS", "1"}}).multi_task);
   CHECK_FALSE(detect_slurm_task({{"SLURM_STEP_NUM_TASKS", "4"}}).multi_task);
 }
+
+TEST_CASE("a torchrun worker is told by the env:// variables") {
+  const std::map<std::string, std::string> env = {
+      {"RANK", "3"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "1"}, {"GROUP_RANK", "1"},
+      {"MASTER_ADDR", "10.0.0.1"}, {"MASTER_PORT", "29500"}, {"TORCHELASTIC_RUN_ID", "abc"},
+      {"TORCHELASTIC_RESTART_COUNT", "2"}, {"TORCHELASTIC_USE_AGENT_STORE", "True"}};
+  TorchrunWorker w = detect_torchrun(env);
+  CHECK(w.present);
+  CHECK(w.error.empty());
+  CHECK(w.rank == 3);
+  CHECK(w.group_rank == 1);
+  CHECK(w.master_port == 29500);
+  CHECK(w.restart_count == 2);
+  CHECK(w.agent_store == "True");
+  CHECK(job_id(env) == "abc.r2");
+  CHECK(run_identity(env) == "torchrun:abc:2:10.0.0.1:29500");
+  // The case: RANK and WORLD_SIZE without a store to gather through.
+  const std::map<std::string, std::string> alone = {
+      {"RANK", "1"}, {"WORLD_SIZE", "16"}, {"TORCHELASTIC_RUN_ID", "abc"}};
+  CHECK_FALSE(detect_torchrun(alone).present);
+  AnnouncedWorld a = announced_world(alone);
+  CHECK(a.size == 16);
+  CHECK(a.rank == 1);
+  CHECK(a.size_evidence == "WORLD_SIZE=16");
+  auto bad = env;
+  bad["RANK"] = "4";
+  CHECK(detect_torchrun(bad).error.find("RANK=4") != std::string::npos);
+  bad = env;
+  bad["MASTER_PORT"] = "http";
+  CHECK(detect_torchrun(bad).error.find("MASTER_PORT=http is not a TCP port") != std::string::npos);
+}
+
+TEST_CASE("the world other launchers announce") {
+  CHECK(announced_world({}).size == -1);
+  CHECK(announced_world({{"WORLD_SIZE", "1"}, {"RANK", "0"}}).size == 1);
+  CHECK(announced_world({{"OMPI_COMM_WORLD_SIZE", "8"}, {"OMPI_COMM_WORLD_RANK", "5"}}).rank == 5);
+  CHECK(announced_world({{"MV2_COMM_WORLD_SIZE", "2"}}).size == 2);
+  // A size of 1 from one variable does not hide a larger one from another.
+  AnnouncedWorld w = announced_world({{"WORLD_SIZE", "1"}, {"SLURM_STEP_NUM_TASKS", "4"},
+                                      {"SLURM_PROCID", "2"}});
+  CHECK(w.size == 4);
+  CHECK(w.rank == 2);
+  CHECK(job_id({{"SLURM_JOB_ID", "77"}, {"SLURM_STEP_ID", "0"}}) == "77.0");
+  CHECK(job_id({{"TORCHELASTIC_RUN_ID", "none"}, {"TORCHELASTIC_RESTART_COUNT", "0"}}) == "none");
+  CHECK(job_id({}).empty());
+  CHECK(run_identity({}).empty());
+}

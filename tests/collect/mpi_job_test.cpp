@@ -67,12 +67,15 @@ int f_recv(void* buf, int len, int source, int tag) {
   return 99;
 }
 int f_finalize() { return 0; }
+int f_abort(int) { return 0; }
 void f_error_string(int code, char* out, int n) {
   std::snprintf(out, static_cast<size_t>(n), "fake error %d: connection to peer lost", code);
 }
 
-const denpex_mpi_plugin kFake = {DENPEX_MPI_PLUGIN_ABI, "fake", f_init, f_library, f_send,
-                                 f_iprobe, f_recv, f_finalize, f_error_string};
+const denpex_mpi_plugin kFake = {DENPEX_MPI_PLUGIN_ABI, "fake",   f_init,
+                                 f_library,             f_send,   f_iprobe,
+                                 f_recv,                f_finalize, f_error_string,
+                                 f_abort};
 
 MpiJob start_as(int rank, int size) {
   world = FakeWorld{};
@@ -85,6 +88,33 @@ MpiJob start_as(int rank, int size) {
 }
 
 std::string bytes_of(const void* p, size_t n) { return std::string(static_cast<const char*>(p), n); }
+
+std::string digest_from(const RankRecord& r, const std::string& host) {
+  const unsigned long long d = configuration_digest(r);
+  std::string m(8, '\0');
+  std::memcpy(&m[0], &d, 8);
+  return m + host;
+}
+
+// The step-4 byte rank 0 sent to `rank` (1 finalize, 0 do not), or -1 when it sent none.
+int end_sent_to(int rank) {
+  for (const Message& m : world.sent)
+    if (m.tag == 7108 && m.from == rank) return m.bytes.size() == 1 ? m.bytes[0] : -2;
+  return -1;
+}
+
+// The verdict message rank 0 sent to `rank`: {code, aborts}.
+std::pair<int32_t, int32_t> verdict_sent_to(int rank) {
+  for (const Message& m : world.sent) {
+    if (m.tag != 7104 || m.from != rank) continue;
+    REQUIRE(m.bytes.size() == 8);
+    int32_t v[2];
+    std::memcpy(v, m.bytes.data(), 8);
+    return {v[0], v[1]};
+  }
+  FAIL("no verdict sent to rank " << rank);
+  return {-1, -1};
+}
 
 }  // namespace
 
@@ -124,8 +154,8 @@ TEST_CASE("a failing MPI call ends collect with an error naming the call, not a 
 
 TEST_CASE("a representative waits for rank 0's deadline, not its own") {
   // Rank 3's own deadline has already passed; rank 0 says it waits 2 s more and asks for the
-  // record 0.2 s from now (it was waiting for a silent rank). Before issue 11 the representative
-  // stopped at its own deadline and the record was lost.
+  // record 0.2 s from now (it was waiting for a silent rank). A representative that stopped at
+  // its own deadline would lose the record.
   MpiJob job = start_as(3, 4);
   RankRecord mine;
   mine.host = "node9";
@@ -162,4 +192,160 @@ TEST_CASE("rank 0 groups digests, names each host once per group, acknowledges e
   int acks = 0;
   for (const Message& m : world.sent) acks += m.tag == 7105;
   CHECK(acks == 4);
+}
+
+TEST_CASE("rank 0 tells every rank its deadline before their probes end") {
+  SECTION("rank 0 sends each other rank the seconds it still waits") {
+    MpiJob job = start_as(0, 4);
+    std::string error;
+    const double deadline = monotonic_seconds() + 10;
+    CHECK(job.share_deadline(deadline, &error) == deadline);
+    CHECK(error.empty());
+    REQUIRE(world.sent.size() == 3);
+    for (int r = 1; r < 4; ++r) {
+      CHECK(world.sent[static_cast<size_t>(r - 1)].from == r);
+      CHECK(world.sent[static_cast<size_t>(r - 1)].tag == 7106);
+      double left = 0;
+      std::memcpy(&left, world.sent[static_cast<size_t>(r - 1)].bytes.data(), sizeof left);
+      CHECK(left > 9);
+      CHECK(left <= 10);
+    }
+  }
+  SECTION("a rank with a longer --timeout takes rank 0's, earlier, deadline") {
+    MpiJob job = start_as(2, 4);
+    double left = 3.0;
+    world.inbox.push_back({0, 7106, bytes_of(&left, sizeof left), 0});
+    std::string error;
+    const double now = monotonic_seconds();
+    const double got = job.share_deadline(now + 300, &error);
+    CHECK(error.empty());
+    CHECK(got >= now + 3.0);
+    CHECK(got < now + 4.0);
+  }
+  SECTION("no word from rank 0: the rank keeps its own deadline, after waiting for it") {
+    MpiJob job = start_as(1, 2);
+    std::string error;
+    const double own = monotonic_seconds() + 0.2;
+    CHECK(job.share_deadline(own, &error) == own);
+    CHECK(error.empty());
+    CHECK(monotonic_seconds() >= own);
+  }
+  SECTION("a failed MPI call is an error, not a wait") {
+    MpiJob job = start_as(1, 2);
+    world.fail_call = "iprobe";
+    world.fail_code = 4;
+    std::string error;
+    job.share_deadline(monotonic_seconds() + 3600, &error);
+    CHECK(error == "rank 1: MPI_Iprobe from rank 0 failed: fake error 4: connection to peer lost");
+  }
+}
+
+TEST_CASE("rank 0 aborts when a rank never answered, and says so in the verdict") {
+  RankRecord mine;
+  SECTION("a silent rank: gone, rank 0 aborts, the others wait for it") {
+    MpiJob job = start_as(0, 3);
+    world.inbox.push_back({1, 7101, digest_from(mine, "node1"), 0});
+    CollectResult res = job.collect(&mine, "node1", "", monotonic_seconds() + 0.3);
+    REQUIRE(res.error.empty());
+    CHECK(res.gone == 1);
+    REQUIRE(res.missing.size() == 1);
+    CHECK(res.missing[0].rank == 2);
+    std::string note;
+    CHECK(job.agree_exit_code(1, 0, 0, &note) == 1);
+    CHECK(job.end() == JobEnd::abort);
+    CHECK(verdict_sent_to(1) == std::make_pair(1, 1));
+  }
+  SECTION("a rank whose probe failed answered: it is alive, every rank finalizes") {
+    MpiJob job = start_as(0, 3);
+    world.inbox.push_back({1, 7101, digest_from(mine, "node1"), 0});
+    std::string failed(8, '\0');
+    failed += "node2\nits probe did not return within 3.5 s (hung; the probe killed it)";
+    world.inbox.push_back({2, 7101, failed, 0});
+    CollectResult res = job.collect(&mine, "node1", "", monotonic_seconds() + 3600);
+    REQUIRE(res.error.empty());
+    CHECK(res.gone == 0);
+    REQUIRE(res.missing.size() == 1);
+    CHECK(res.missing[0].reason == "its probe did not return within 3.5 s (hung; the probe killed it)");
+    // Both confirm the verdict (step 4): every rank finalizes.
+    world.inbox.push_back({1, 7107, std::string(1, '\1'), 0});
+    world.inbox.push_back({2, 7107, std::string(1, '\1'), 0});
+    std::string note;
+    CHECK(job.agree_exit_code(1, 0, 0, &note) == 1);
+    CHECK(note.empty());
+    CHECK(job.end() == JobEnd::finalize);
+    CHECK(verdict_sent_to(1) == std::make_pair(1, 0));
+    CHECK(verdict_sent_to(2) == std::make_pair(1, 0));
+    CHECK(end_sent_to(1) == 1);
+    CHECK(end_sent_to(2) == 1);
+  }
+  SECTION("a rank frozen after it reported never confirms: rank 0 aborts, the other waits") {
+    MpiJob job = start_as(0, 3);
+    job.set_confirm_wait(0.2);
+    world.inbox.push_back({1, 7101, digest_from(mine, "node1"), 0});
+    world.inbox.push_back({2, 7101, digest_from(mine, "node1"), 0});
+    CollectResult res = job.collect(&mine, "node1", "", monotonic_seconds() + 3600);
+    REQUIRE(res.error.empty());
+    CHECK(res.gone == 0);
+    world.inbox.push_back({1, 7107, std::string(1, '\1'), 0});
+    std::string note;
+    CHECK(job.agree_exit_code(0, 0, 0, &note) == 0);
+    CHECK(job.end() == JobEnd::abort);
+    CHECK(note == "rank 0: 1 of 2 ranks did not confirm the verdict within 0.2 s (stopped?); "
+                  "ending the job with MPI_Abort(0)");
+    CHECK(end_sent_to(1) == 0);
+    CHECK(end_sent_to(2) == -1);
+  }
+  SECTION("a representative that never sends its record is gone too") {
+    MpiJob job = start_as(0, 2);
+    RankRecord other;
+    other.host = "elsewhere";
+    other.nccl.version = "2.27.3";
+    world.inbox.push_back({1, 7101, digest_from(other, "node2"), 0});
+    // The deadline has passed once the digest is in: rank 0 waits kRecordGrace for the record.
+    CollectResult res = job.collect(&mine, "node1", "", monotonic_seconds() + 0.2);
+    REQUIRE(res.error.empty());
+    CHECK(res.gone == 1);
+    std::string note;
+    job.agree_exit_code(1, 0, 0, &note);
+    CHECK(job.end() == JobEnd::abort);
+  }
+}
+
+TEST_CASE("a rank leaves MPI the way rank 0's verdict says") {
+  RankRecord mine;
+  // verdict: {code, aborts}; end: rank 0's step-4 byte ("" for none).
+  auto run_rank1 = [&](const std::string* verdict, const std::string& end) {
+    MpiJob job = start_as(1, 2);
+    job.set_confirm_wait(0.1);
+    double left = 0.2;
+    world.inbox.push_back({0, 7105, bytes_of(&left, sizeof left), 0});
+    if (verdict) world.inbox.push_back({0, 7104, *verdict, 0});
+    if (!end.empty()) world.inbox.push_back({0, 7108, end, 0});
+    CollectResult r = job.collect(&mine, "node1", "", monotonic_seconds() + 3600);
+    REQUIRE(r.error.empty());
+    std::string note;
+    int code = job.agree_exit_code(0, 0, 0.1, &note);
+    return std::make_pair(code, job.end());
+  };
+  int32_t v[2] = {1, 1};
+  const std::string aborts = bytes_of(v, sizeof v);
+  v[1] = 0;
+  const std::string plain = bytes_of(v, sizeof v);
+  SECTION("rank 0 aborts: wait for the launcher, no MPI_Finalize, no confirmation") {
+    CHECK(run_rank1(&aborts, "") == std::make_pair(1, JobEnd::await_abort));
+    for (const Message& m : world.sent) CHECK(m.tag != 7107);
+  }
+  SECTION("confirmed, and rank 0 says finalize") {
+    CHECK(run_rank1(&plain, std::string(1, '\1')) == std::make_pair(1, JobEnd::finalize));
+    CHECK(world.sent.back().tag == 7107);
+  }
+  SECTION("confirmed, but another rank did not: rank 0 aborts") {
+    CHECK(run_rank1(&plain, std::string(1, '\0')) == std::make_pair(1, JobEnd::await_abort));
+  }
+  SECTION("confirmed, and rank 0 never answered: this rank ends the job with the verdict") {
+    CHECK(run_rank1(&plain, "") == std::make_pair(1, JobEnd::abort));
+  }
+  SECTION("no verdict by rank 0's deadline plus the judging time: exit 1 by MPI_Abort") {
+    CHECK(run_rank1(nullptr, "") == std::make_pair(1, JobEnd::abort));
+  }
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The crash-safe recorder (issue 14), one scenario per CTest test.
+# The crash-safe recorder, one scenario per CTest test.
 #
 # usage: run_recorder.sh CASE standin NCCL_DIR TRACE_LIB DRIVER DUMP PROBE   (exit 77 = skipped)
 #        run_recorder.sh CASE real BLOCKER TRACE_LIB DRIVER DUMP PROBE

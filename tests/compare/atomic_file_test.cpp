@@ -2,6 +2,7 @@
 // file when it cannot write.
 #include <catch2/catch.hpp>
 
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -68,4 +69,22 @@ TEST_CASE("a file that cannot be created is named, and nothing is left half-writ
   CHECK_FALSE(write_file_atomically(taken, "text", &error));
   CHECK(error.find("cannot rename") != std::string::npos);
   CHECK(entries(d.path) == 1);
+}
+
+TEST_CASE("write_new_file never replaces a file") {
+  char dir[] = "/tmp/denpex-newfile-XXXXXX";
+  REQUIRE(::mkdtemp(dir) != nullptr);
+  const std::string path = std::string(dir) + "/r.json";
+  std::string error;
+  CHECK(write_new_file(path, "first\n", &error) == NewFileStatus::written);
+  CHECK(write_new_file(path, "second\n", &error) == NewFileStatus::exists);
+  CHECK(error == path + ": exists");
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text == "first\n");
+  CHECK(write_new_file(std::string(dir) + "/no/such/dir/r.json", "x", &error) ==
+        NewFileStatus::failed);
+  CHECK(error.find("cannot create") != std::string::npos);
+  std::remove(path.c_str());
+  ::rmdir(dir);
 }

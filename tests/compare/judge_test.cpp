@@ -555,3 +555,120 @@ TEST_CASE("findings are sorted: errors first") {
   CHECK(findings[0].severity == Severity::error);
   CHECK(findings[1].severity == Severity::warning);
 }
+
+namespace {
+
+// rank_ok.json's PyTorch as a wheel install in /venv whose METADATA requires `pin`, loading
+// the wheel NCCL of `loaded`.
+void as_wheel_env(RankRecord& r, const std::string& pin, const std::string& loaded) {
+  const std::string site = "/venv/lib/python3.11/site-packages";
+  r.torch.site_packages = site;
+  r.torch.libtorch_cuda = site + "/torch/lib/libtorch_cuda.so";
+  r.torch.nccl = {site + "/nvidia/nccl/lib/libnccl.so.2", loaded, "12.4", "wheel"};
+  r.torch.nccl_requirement = pin;
+  r.abi[0].library = site + "/nvidia/nccl/lib/libnccl.so.2";
+}
+
+}  // namespace
+
+TEST_CASE("nccl-wheel-conflict: two NCCL wheels in one site-packages, the fix names torch's pin") {
+  const std::string site = "/venv/lib/python3.11/site-packages";
+  auto findings = judge_records(three_and_one([&](RankRecord& r) {
+    as_wheel_env(r, "nvidia-nccl-cu12==2.20.5", "2.27.7");
+    r.nccl_wheels = {{"nvidia-nccl-cu12", "2.20.5", site, site + "/nvidia_nccl_cu12-2.20.5.dist-info", "no"},
+                     {"nvidia-nccl-cu13", "2.27.7", site, site + "/nvidia_nccl_cu13-2.27.7.dist-info", "yes"},
+                     {"nvidia-nccl-cu12", "2.21.5", "/root/.local/lib/python3.11/site-packages",
+                      "/root/.local/lib/python3.11/site-packages/nvidia_nccl_cu12-2.21.5.dist-info",
+                      "yes"}};
+  }));
+  Finding f = only(findings, "nccl-wheel-conflict");
+  CHECK(f.severity == Severity::error);
+  CHECK(f.ranks == std::vector<int>{3});
+  CHECK(f.message.find("nvidia-nccl-cu12 2.20.5 and nvidia-nccl-cu13 2.27.7 installed in " + site) !=
+        std::string::npos);
+  CHECK(f.message.find("now nvidia-nccl-cu13 2.27.7's") != std::string::npos);
+  CHECK(f.found == "nvidia-nccl-cu12 2.20.5, nvidia-nccl-cu13 2.27.7");
+  CHECK(f.fix.find("pip uninstall -y nvidia-nccl-cu12 nvidia-nccl-cu13, then pip install "
+                   "'nvidia-nccl-cu12==2.20.5'") != std::string::npos);
+}
+
+TEST_CASE("nccl-wheel-conflict: none for one wheel per site-packages") {
+  auto findings = judge_records(three_and_one([](RankRecord& r) {
+    r.nccl_wheels = {{"nvidia-nccl-cu12", "2.20.5", "/a", "/a/x.dist-info", "yes"},
+                     {"nvidia-nccl-cu13", "2.27.7", "/b", "/b/y.dist-info", "yes"}};
+  }));
+  CHECK(with_code(findings, "nccl-wheel-conflict").empty());
+}
+
+TEST_CASE("torch-nccl-pin-mismatch: PyTorch's Requires-Dist against the wheel installed") {
+  const std::string site = "/venv/lib/python3.11/site-packages";
+  auto findings = judge_records(three_and_one([&](RankRecord& r) {
+    as_wheel_env(r, "nvidia-nccl-cu12==2.20.5", "2.21.5");
+    r.torch.nccl_requirement_met = "no";
+    r.nccl_wheels = {{"nvidia-nccl-cu12", "2.21.5", site, site + "/nvidia_nccl_cu12-2.21.5.dist-info", "yes"}};
+  }));
+  Finding f = only(findings, "torch-nccl-pin-mismatch");
+  CHECK(f.severity == Severity::warning);
+  CHECK(f.ranks == std::vector<int>{3});
+  CHECK(f.expected == "nvidia-nccl-cu12==2.20.5");
+  CHECK(f.found == "nvidia-nccl-cu12 2.21.5");
+  CHECK(f.fix.find("pip install 'nvidia-nccl-cu12==2.20.5'") != std::string::npos);
+  // Met, unknown, or no pin at all: nothing.
+  for (const char* met : {"yes", "unknown", ""}) {
+    auto none = judge_records(three_and_one([&](RankRecord& r) {
+      as_wheel_env(r, "nvidia-nccl-cu12==2.20.5", "2.20.5");
+      r.torch.nccl_requirement_met = met;
+    }));
+    CHECK(with_code(none, "torch-nccl-pin-mismatch").empty());
+  }
+}
+
+TEST_CASE("torch-nccl-pin-mismatch: the pinned wheel missing altogether") {
+  auto findings = judge_records(three_and_one([](RankRecord& r) {
+    r.torch.site_packages = "/venv/lib/python3.11/site-packages";
+    r.torch.nccl_requirement = "nvidia-nccl-cu12==2.21.5";
+    r.torch.nccl_requirement_met = "no";
+  }));
+  Finding f = only(findings, "torch-nccl-pin-mismatch");
+  CHECK(f.found == "none");
+  CHECK(f.message.find("no nvidia-nccl-cu* wheel") != std::string::npos);
+  CHECK(f.message.find("libnccl.so.2.28.9") != std::string::npos);
+}
+
+TEST_CASE("nccl-abi-mismatch in a wheel environment: the fix is the pinned wheel") {
+  auto findings = judge_records(three_and_one([](RankRecord& r) {
+    as_wheel_env(r, "nvidia-nccl-cu12==2.20.5", "2.18.3");
+    r.abi[0].missing = {"ncclCommDeregister", "ncclCommRegister"};
+  }));
+  Finding f = only(findings, "nccl-abi-mismatch");
+  CHECK(f.fix == "pip install 'nvidia-nccl-cu12==2.20.5' (the NCCL PyTorch 2.5.1+cu124 requires) "
+                 "in the environment of /venv/lib/python3.11/site-packages");
+}
+
+TEST_CASE("NCCL wheels, PyTorch's pin, JAX and CuPy survive the record's JSON round trip") {
+  RankRecord r = load_record("rank_ok.json");
+  r.torch.nccl_requirement = "nvidia-nccl-cu12==2.20.5";
+  r.torch.nccl_requirement_met = "no";
+  r.nccl_wheels = {{"nvidia-nccl-cu12", "2.20.5", "/s", "/s/nvidia_nccl_cu12-2.20.5.dist-info", "no"}};
+  r.jax = {FrameworkStatus::ok, "0.6.2", "jax-cuda12-plugin 0.6.2", "/s/jax_plugins/xla_cuda12",
+           "/s", "the nvidia.nccl package", {"/s/nvidia/nccl/lib/libnccl.so.2", "2.26.2", "12.2",
+           "wheel"}, ""};
+  r.cupy.status = FrameworkStatus::error;
+  r.cupy.error = "no __version__";
+  RankRecord back;
+  std::string error;
+  REQUIRE(record_from_json(nlohmann::json(r), &back, &error));
+  CHECK(back.torch.nccl_requirement == "nvidia-nccl-cu12==2.20.5");
+  CHECK(back.torch.nccl_requirement_met == "no");
+  REQUIRE(back.nccl_wheels.size() == 1);
+  CHECK(back.nccl_wheels[0].owns_library == "no");
+  CHECK(back.jax.nccl.version == "2.26.2");
+  CHECK(back.jax.nccl_rule == "the nvidia.nccl package");
+  CHECK(back.cupy.status == FrameworkStatus::error);
+  CHECK(back.cupy.error == "no __version__");
+  CHECK(configuration_json(back) == configuration_json(r));
+  // Records without them (every record before, and jobs without JAX or CuPy) have no such keys.
+  nlohmann::json plain = load_record("rank_ok.json");
+  CHECK_FALSE(plain.contains("jax"));
+  CHECK_FALSE(plain.contains("nccl_wheels"));
+}

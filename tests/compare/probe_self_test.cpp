@@ -1,4 +1,4 @@
-// The rules about the probe itself (issue 11 items 3, 6, 7): what it could not check, and where
+// The rules about the probe itself: what it could not check, and where
 // its loader emulation and the real loader disagree, become warnings; never a verdict on the
 // libraries, never silence.
 #include <catch2/catch.hpp>

@@ -158,3 +158,34 @@ TEST_CASE("render_human: a CPU-only PyTorch says it uses no NCCL") {
   // The record says so too.
   CHECK(nlohmann::json(r)["torch"]["build"] == "cpu");
 }
+
+TEST_CASE("render_human: configurations that only differ in a setting say which, on each line") {
+  auto records = ranks_of(load_record("rank_ok.json"), 0, 4, 2);
+  records[3].nccl_env["NCCL_PROTO"] = "Simple";
+  std::string text = render_human(report_for(records), false);
+  INFO(text);
+  auto lines = lines_of(text);
+  auto at_line = [&](const std::string& start) {
+    for (std::size_t i = 0; i < lines.size(); ++i)
+      if (lines[i].rfind(start, 0) == 0) return i;
+    return lines.size();
+  };
+  std::size_t one = at_line("  [1] "), two = at_line("  [2] ");
+  REQUIRE(two + 2 < lines.size());
+  // Both summary lines read the same; the third line tells them apart.
+  CHECK(lines[one + 1] == lines[two + 1]);
+  CHECK(lines[one + 2] == "      unlike [2]: NCCL_PROTO unset");
+  CHECK(lines[two + 2] == "      unlike [1]: NCCL_PROTO=Simple");
+}
+
+TEST_CASE("render_human: a different NCCL names where it came from") {
+  auto records = ranks_of(load_record("rank_ok.json"), 0, 4, 2);
+  records[3].nccl.version = "2.21.5";
+  records[3].nccl.path = "/opt/nccl/lib/libnccl.so.2.21.5";
+  records[3].nccl.origin = "LD_LIBRARY_PATH";
+  std::string text = render_human(report_for(records), false);
+  INFO(text);
+  CHECK(text.find("      unlike [1]: NCCL 2.21.5+cuda13.0 via LD_LIBRARY_PATH=/opt/nccl/lib\n") != std::string::npos);
+  CHECK(text.find("      unlike [2]: NCCL 2.28.9+cuda13.0 /usr/lib/x86_64-linux-gnu/libnccl.so.2.28.9 from ld.so.cache\n") !=
+        std::string::npos);
+}

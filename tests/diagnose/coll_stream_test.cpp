@@ -1,4 +1,4 @@
-// diagnose/coll_stream: settling agreeing positions, lost lines, late and stopped ranks.
+// evidence/coll_stream: settling agreeing positions, lost lines, late and stopped ranks.
 #include <catch2/catch.hpp>
 
 #include "evidence/coll_stream.h"

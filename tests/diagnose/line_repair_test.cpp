@@ -1,4 +1,4 @@
-// diagnose/line_repair: every launcher, paste and terminal prefix of issue 10 item 2.
+// evidence/line_repair: every launcher, paste and terminal prefix it strips.
 #include <catch2/catch.hpp>
 
 #include "evidence/line_repair.h"

@@ -1,4 +1,4 @@
-// diagnose/log_reader: each record format of issue 10 item 1, read from the text a user pastes.
+// evidence/log_reader: each record format it reads, from the text a user pastes.
 #include <catch2/catch.hpp>
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `denpex-probe diagnose` end to end: the multi-node fixtures, standard input, a long generated
-# log with lost lines, hostile input, and the usage errors of issue 11.
+# log with lost lines, hostile input, and usage errors.
 # usage: run_cli.sh DRIVER FIXTURE_DIR GEN_COLL_LOG
 set -u
 drv=$1 fx=$2 gen=$3
@@ -23,7 +23,7 @@ expect 1 "oom fixture" diagnose "$fx/oom_two_nodes" --json "$tmp/j.json"
 check "initiating rank 6 on node02" '.diagnosis.initiating.ranks == [6] and .diagnosis.initiating.hosts == ["node02"] and (.diagnosis.initiating.what | test("OutOfMemoryError"))'
 check "collateral ranks 0-3 timed out, 4,5,7 stopped" '[.diagnosis.collateral[].ranks] == [[0,1,2,3],[4,5,7]]'
 check "launcher claim is wrong" '.diagnosis.launcher_claim.correct == false and (.diagnosis.launcher_claim.note | test("names rank 2"))'
-check "finding with evidence, fix and verify" '.findings[0].code == "initiating-failure" and .findings[0].evidence[0].line == 9 and (.findings[0].verify | test("PYTORCH_CUDA_ALLOC_CONF"))'
+check "finding with evidence, fix and verify" '.findings[0].code == "initiating-failure" and .findings[0].evidence[0].line == 9 and (.findings[0].fix | test("PYTORCH_CUDA_ALLOC_CONF")) and .findings[0].verify == "denpex-probe diagnose -"'
 head -1 "$tmp/out" | grep -q "^Started by: rank 6 on node02" || { echo "FAIL: human report does not lead with the initiating rank"; head -3 "$tmp/out"; fail=1; }
 sed -n 2p "$tmp/out" | grep -q "^Followed: " || { echo "FAIL: human report's second line is not the collateral"; fail=1; }
 
@@ -70,7 +70,7 @@ printf 'a:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 2147483648 cudaDev 0 - Init C
 expect 2 "rank count 2^31" diagnose "$tmp/huge.log" --json "$tmp/j.json"
 check "2^31 ranks: both lines unreadable" '.inputs.unreadable == 2'
 
-# Usage: missing path; options that mean nothing offline are refused (issue 11).
+# Usage: missing path; options that mean nothing offline are refused.
 expect 2 "missing path" diagnose "$tmp/nope.log"
 [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "nope.log" "$tmp/err" || { echo "FAIL: missing path: stderr"; cat "$tmp/err"; fail=1; }
 for sub in collectives diagnose; do

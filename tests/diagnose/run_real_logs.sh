@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# `denpex-probe diagnose` on each of the 38 real logs in ../shared/real-logs against the answer
-# MANIFEST.md records: right means the rank or code named where the answer establishes one, and
-# exit 2 with no rank blamed where it says unknown or no divergence. Prints each log's verdict and
-# the score; fails below 34 of 38, and on any finding without fix, verify or evidence.
-# usage: run_real_logs.sh DRIVER REAL_LOG_DIR
+# `denpex-probe diagnose` on each of the 38 real logs in REAL_LOG_DIR (kept beside the
+# repository) against the answer its MANIFEST.md records: right means the rank or code named
+# where the answer establishes one, and exit 2 with no rank blamed where it says unknown or no
+# divergence. Prints each log's verdict and the score; fails below 34 of 38, and on any finding
+# without fix, verify or evidence. usage: run_real_logs.sh DRIVER REAL_LOG_DIR
 set -u
 drv=$1 dir=$2
 if [ ! -d "$dir" ]; then
-  echo "SKIP: $dir is absent (CI checks out ../shared beside the clone)"
+  echo "SKIP: $dir is absent (CI puts the shared directory beside the clone)"
   exit 77
 fi
 command -v jq >/dev/null || { echo "FAIL: jq missing (tools/install-deps.sh installs it)"; exit 1; }

@@ -1,20 +1,33 @@
 #!/bin/bash
-# Hostile inputs, end to end through the real denpex-probe binary (issue 6; the table of what
-# the user sees is tests/hostile/FAULTS.md). One CTest test per case:
+# Hostile inputs, end to end through the real denpex-probe binary (the table of what the user
+# sees is tests/hostile/FAULTS.md). One CTest test per case:
 #
 #   hostile.sh CASE PROBE STANDINS_DIR SCRATCH_DIR
 #
 # Every case asserts the exit code, the status in the JSON report, the finding code, a message
 # in plain words, and that the run ended within --timeout + 2 s. Trees are built under
 # SCRATCH_DIR, a directory in the build tree; SCRATCH_DIR "@tmp" builds them in a fresh
-# directory under /tmp instead (issue 11: the root-as-prolog cases run from both, since /tmp is
+# directory under /tmp instead (the root-as-prolog cases run from both, since /tmp is
 # writable by every user but sticky, and a root-owned entry there cannot be replaced).
 # Exit 0 pass, 1 fail, 77 skipped (something the case needs is absent: the reason is printed).
 set -u
 case_name=$1 probe=$2 standins=$3 scratch=$4
+# Cases that run the probe as another user (nobody) when started as root. That user may not be
+# able to reach the build tree (a clone in root's home, mode 0700), so their tree and a copy of
+# the probe go to a fresh directory under /tmp that everyone may enter. In alone mode the probe
+# needs nothing beside its executable (the MPI plugins, ../lib/denpex/ next to it in the build
+# tree, are loaded in MPI mode only) and the system's libraries.
+as_user=no
+case $case_name in loader_check_*) [ "$(id -u)" -eq 0 ] && as_user=yes ;; esac
+[ "$as_user" = yes ] && scratch=@tmp
 if [ "$scratch" = @tmp ]; then
   scratch=$(mktemp -d /tmp/denpex-hostile.XXXXXX) || exit 1
   trap 'chmod -R u+rwX "$scratch" 2>/dev/null; rm -rf "$scratch"' EXIT
+fi
+if [ "$as_user" = yes ]; then
+  mkdir -p "$scratch/bin" && cp "$probe" "$scratch/bin/denpex-probe" || exit 1
+  chmod 0755 "$scratch" "$scratch/bin" "$scratch/bin/denpex-probe"
+  probe=$scratch/bin/denpex-probe
 fi
 
 W=$scratch/$case_name
@@ -98,7 +111,7 @@ measured() {
   fi
 }
 # The refusal of a huge file costs no more than 2 MiB over the program's own footprint (its
-# peak RSS for --version, measured now: about 5.6 MB here, more under ASan): the README's
+# peak RSS for --version, measured now: about 5.6 MB here, more under ASan): docs/testing.md's
 # "~6 MB peak memory". Reading even 1% of the 2 GB input would show.
 expect_small_rss() {
   [ -z "${rss_kib:-}" ] && { bad "no /usr/bin/time (GNU time, tools/install-deps.sh): peak RSS not checked"; return; }
@@ -266,7 +279,7 @@ nccl_huge_sparse)
 
 nccl_non_utf8_path)
   # A library directory whose name is not UTF-8 (a Latin-1 byte): the record and the JSON report
-  # carry U+FFFD for it; the probe used to abort (json type_error 316, exit 134).
+  # carry U+FFFD for it (the JSON library's default is to throw: type_error 316, exit 134).
   d=$(printf '%s/lib-\377' "$W")
   mkdir -p "$d"
   cp -L "$standins/nccl-2.21.5/libnccl.so.2" "$d/libnccl.so.2"
@@ -335,7 +348,7 @@ site_packages_flood)
   # 2,000 more libnccl.so.N that each point at themselves.
   (cd "$site/nvidia/nccl/lib" && seq -f 'libnccl.so.%g' 3 2000 | xargs ln -s -t .)
   nccl_in_lib nccl-2.21.5
-  # Alone, the probe now runs under the --timeout deadline (issue 11); the candidate scan of
+  # Alone, the probe runs under the --timeout deadline; the candidate scan of
   # this tree takes seconds on a loaded machine, so give it room: the point is that it ends.
   T=15 BOUND=17
   run_json --site-packages "$site"
@@ -411,8 +424,8 @@ root_untrusted_dir)
   # A world-writable directory on LD_LIBRARY_PATH holding an NCCL and a driver whose constructors
   # would write the marker: as root they are read, never loaded, and their versions still count.
   [ "$(id -u)" -eq 0 ] || skip "needs root (the probe only distrusts files when it runs as root)"
-  # 0777 without the sticky bit: any user can replace these files (issue 11: a sticky directory
-  # such as /tmp is another case, root_sticky_dir).
+  # 0777 without the sticky bit: any user can replace these files (a sticky directory such as
+  # /tmp is another case, root_sticky_dir).
   mkdir -p "$W/ww"
   cp -L "$standins/hostile-nccl-marker/libnccl.so.2" "$W/ww/libnccl.so.2.26.2"
   ln -s libnccl.so.2.26.2 "$W/ww/libnccl.so.2"
@@ -466,7 +479,7 @@ root_tree_never_loaded)
   expect_rc 0
   expect_status nccl not-loaded
   expect_json '.ranks[0].nccl.version == "2.26.2"' "NCCL version not read statically" '.ranks[0].nccl'
-  # Issue 11: nothing is loaded under --root, so where the tree lies on the host (under /tmp, in
+  # Nothing is loaded under --root, so where the tree lies on the host (under /tmp, in
   # the .under_tmp variant) is no trust question.
   expect_json '[.findings[] | select(.code == "probe-untrusted-library")] | length == 0' \
     "probe-untrusted-library for a tree that is never loaded" '.findings[]'
@@ -484,7 +497,7 @@ root_tree_never_loaded)
   ;;
 
 root_sticky_dir)
-  # Issue 11: a directory writable by every user but sticky (like /tmp, /var/tmp): another user
+  # A directory writable by every user but sticky (like /tmp, /var/tmp): another user
   # can add files there but cannot rename or remove root's. Root-owned libraries in it are
   # loaded as root; a file another user owns there is still not.
   [ "$(id -u)" -eq 0 ] || skip "needs root"
@@ -511,7 +524,7 @@ root_sticky_dir)
   ;;
 
 root_needed_untrusted)
-  # Issue 11: as root, what a trusted NCCL itself needs (DT_NEEDED) is checked too. This NCCL
+  # As root, what a trusted NCCL itself needs (DT_NEEDED) is checked too. This NCCL
   # sits in a root-owned 0755 directory; the libdenpex-dep.so.1 it needs is found in a directory
   # every user can write, and its constructor would write the marker.
   [ "$(id -u)" -eq 0 ] || skip "needs root"
@@ -537,10 +550,10 @@ root_needed_untrusted)
   show "$(jqr '.findings[] | select(.code == "probe-untrusted-library") | .message')"
   ;;
 
-# ---- The loader (issue 11 items 1, 6, 7) -----------------------------------------------------
+# ---- The loader ------------------------------------------------------------------------------
 preload_by_soname)
-  # Jobs preload allocators by soname (LD_PRELOAD=libjemalloc.so.2). The probe used to recurse
-  # on such an entry until it died (SIGSEGV, exit 139).
+  # Jobs preload allocators by soname (LD_PRELOAD=libjemalloc.so.2). Resolving such an entry
+  # must not recurse on itself (which ends in SIGSEGV, exit 139).
   nccl_in_lib nccl-2.21.5
   good_driver
   # verify_asan_link_order=0: see watchdog_alone (the sanitizer build).
@@ -628,8 +641,8 @@ loader_check_agree|loader_check_hwcaps|loader_check_legacy_tls)
 
 abi_unreadable)
   # A wheel NCCL whose section headers were stripped (the loader needs none, so it loads and
-  # works): its dynamic symbol table cannot be located. Every import used to count as missing,
-  # a false nccl-abi-mismatch error; now the check says it could not be made.
+  # works): its dynamic symbol table cannot be located. Counting every import as missing would
+  # be a false nccl-abi-mismatch error; the check says it could not be made.
   torch_site "$W/site" torch-dyn-reg nccl-2.27.3
   LDP=$W/lib
   # Intact, this NCCL exports every nccl* symbol this torch imports: no ABI finding at all.
@@ -652,10 +665,10 @@ abi_unreadable)
   show "$(jqr '.findings[] | select(.code == "nccl-abi-unchecked") | .message')"
   ;;
 
-# ---- Special files and hung file systems (issue 11 item 3) -------------------------------------
+# ---- Special files and hung file systems -----------------------------------------------------
 fifo_ld_cache_root|fifo_nccl_root|fifo_torch_version_root|fifo_nccl_live)
   # A FIFO where a file is expected: opening it for reading blocks until a writer comes, which
-  # held the probe (and validate-image) forever. Now it is opened non-blocking and refused.
+  # would hold the probe (and validate-image) forever. It is opened non-blocking and refused.
   make_root
   lib=$R/usr/lib/x86_64-linux-gnu
   cp -L "$standins/nccl-2.21.5/libnccl.so.2" "$lib/libnccl.so.2.21.5"
@@ -703,7 +716,7 @@ fifo_ld_cache_root|fifo_nccl_root|fifo_torch_version_root|fifo_nccl_live)
 
 watchdog_alone|watchdog_root)
   # A file system on which opening torch/version.py never returns (the hang-open fault
-  # injector, preloaded into the probe). Alone and under --root the run now ends at --timeout
+  # injector, preloaded into the probe). Alone and under --root the run ends at --timeout
   # like an MPI rank does: rank-timeout naming the step, exit 1, the report still written.
   site=$W/site-packages
   mkdir -p "$site/torch"

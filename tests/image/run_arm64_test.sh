@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 12: arm64 (GH200/GB200) image trees read from this x86_64 build, with aarch64 stand-ins
+# arm64 (GH200/GB200) image trees read from this x86_64 build, with aarch64 stand-ins
 # cross-built in tests/standins/aarch64.cmake and Debian's real arm64 ld.so (libc6-arm64-cross):
 #   arm64        Debian merged-/usr layout, NCCL 2.27.3 in /usr/lib/aarch64-linux-gnu, an arm64
 #                ld.so.cache (0x0a03 entries; an x86-64 0x0303 entry for the same soname comes
@@ -83,8 +83,8 @@ venv_torch() { # venv_torch ROOT: /opt/venv with PyTorch (aarch64) and the nvidi
 R=$work/arm64
 debian_arm64 "$R"
 nccl_into "$a64/nccl-2.27.3" "$R/usr/lib/aarch64-linux-gnu"
-# An x86_64 NCCL where an x86-64 cache entry points: read with x86 flags (what the probe did
-# before issue 12), the cache would send the loader there. That entry comes first.
+# An x86_64 NCCL where an x86-64 cache entry points: read with x86 flags (the wrong machine's
+# rules), the cache would send the loader there. That entry comes first.
 nccl_into "$standins/nccl-2.21.5" "$R/usr/lib/x86_64-linux-gnu"
 "$mkcache" "$R/etc/ld.so.cache" 0x0303:libnccl.so.2=/usr/lib/x86_64-linux-gnu/libnccl.so.2 \
   0x0a03:libnccl.so.2=/usr/lib/aarch64-linux-gnu/libnccl.so.2

@@ -201,7 +201,7 @@ jq_is "$work/sitepkg.json" '.ranks[0].nccl.path' /srv/app/pylib/nvidia/nccl/lib/
 probe_root sitepkg 0 --site-packages "$SP"
 jq_is "$work/sitepkg.json" '.ranks[0].torch.site_packages' /srv/app/pylib
 
-# --- driver libraries baked into an image, read statically (issue 11 item 4) --------------------
+# --- driver libraries baked into an image, read statically ---------------------------------------
 # The toolkit's stub copied over libcuda.so.1 outside any stubs/ directory: known by its contents.
 R=$work/stubdrv
 debian_etc "$R"

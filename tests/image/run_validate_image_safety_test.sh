@@ -1,5 +1,5 @@
 #!/bin/bash
-# launch/validate-image where images and engines leave the happy path (issue 11):
+# launch/validate-image where images and engines leave the happy path:
 #   - special files (FIFOs) at /etc/ld.so.cache, at libnccl.so.2 and at torch/version.py in the
 #     tree, and a FIFO inside a docker-save layer: refused with a message naming the file, never
 #     waited on;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 11 item 2 and issue 15 item 2: MPI is loaded, not linked, and the probe loads the MPI of
+# MPI is loaded, not linked, and the probe loads the MPI of
 # the launcher that started it; N singletons (each rank a world of one) never pass.
 #   - denpex-probe has no libmpi among its NEEDED entries; alone mode and compare run from a
 #     copy with no plugins beside it; under mpirun that copy says which plugin it lacks (exit 2)

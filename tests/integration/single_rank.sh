@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 2, alone on one process: the real NCCL, the real CUDA stub, PyTorch stand-ins.
+# Alone on one process: the real NCCL, the real CUDA stub, PyTorch stand-ins.
 # usage: single_rank.sh PROBE STANDINS SCRATCH_BASE
 PROBE=$1 STANDINS=$2
 source "$(dirname "$0")/lib.sh"

@@ -40,7 +40,7 @@ grep -q '^/usr/share/doc/denpex-probe/examples/' "$work/contents" || fail "$deb 
 [ "$(dpkg-deb -f "$deb" Package)" = denpex-probe ] || fail "Package field is not denpex-probe"
 [ "$(dpkg-deb -f "$deb" Version)" = "$version" ] || fail "Version field is not $version"
 dpkg-deb -f "$deb" Depends | grep -q 'jq' || fail "Depends lacks jq: $(dpkg-deb -f "$deb" Depends)"
-# MPI is loaded, not linked (issue 15): the package needs no MPI; the plugins for both ABIs
+# MPI is loaded, not linked: the package needs no MPI; the plugins for both ABIs
 # are in the private /usr/lib/<multiarch>/denpex/ (no ldconfig call), where the probe finds them
 # from /usr/bin.
 ! dpkg-deb -f "$deb" Depends | grep -q 'libopenmpi\|libmpich' || fail "Depends names an MPI: $(dpkg-deb -f "$deb" Depends)"
@@ -49,6 +49,11 @@ for p in denpex-mpi-open-mpi.so denpex-mpi-mpich.so; do
 done
 
 dpkg-deb -x "$deb" "$work/root"
+# The licence is named, with Debian's copy of its text (not "all rights reserved").
+copyright=$work/root/usr/share/doc/denpex-probe/copyright
+grep -qx 'License: Apache-2.0' "$copyright" || fail "the copyright file names no Apache-2.0 licence"
+grep -q '/usr/share/common-licenses/Apache-2.0' "$copyright" || fail "the copyright file does not point to /usr/share/common-licenses/Apache-2.0"
+[ -r "$work/root/usr/share/doc/denpex-probe/docs/finding-codes.md" ] || fail "$deb holds no docs/ pages beside the README"
 got=$("$work/root/usr/bin/denpex-probe" --version)
 [ "$got" = "denpex-probe $version" ] || fail "packaged denpex-probe --version says '$got'"
 [ -x "$work/root/usr/sbin/denpex-prolog" ] || fail "packaged prolog is not executable"

@@ -65,6 +65,7 @@ for f in "${elves[@]}"; do
   for lib in $needed; do
     case $lib in
       libstdc++* | libgcc_s* | libfmt*) fail "$f needs $lib" ;;
+      libz.so* | libzstd* | liblzma*) fail "$f needs $lib (the decompressors are linked in)" ;;
       libmpi*) fail "$f needs $lib (MPI must be loaded, not linked)" ;;
     esac
   done

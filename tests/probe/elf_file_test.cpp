@@ -87,7 +87,7 @@ TEST_CASE("find_strings finds the version literal in .rodata") {
   CHECK(find_strings(s.write("junk", blob), "NCCL version ").empty());
 }
 
-// Issue 11 item 3: read_elf used stat() then open(); a FIFO is now refused by the open itself.
+// A FIFO is refused by the open itself (stat() then open() would block in the open).
 TEST_CASE("read_elf and find_strings refuse a FIFO without blocking") {
   Scratch s;
   std::string fifo = s.path("libnccl.so.2");
@@ -98,7 +98,7 @@ TEST_CASE("read_elf and find_strings refuse a FIFO without blocking") {
   CHECK(find_strings(fifo, "NCCL version ").empty());
 }
 
-// Issue 11 item 7: a symbol table that cannot be read is said to be unreadable, so nothing
+// A symbol table that cannot be read is said to be unreadable, so nothing
 // counts its (absent) symbols as missing.
 TEST_CASE("a library without section headers loads but its dynamic symbols cannot be read") {
   Scratch s;

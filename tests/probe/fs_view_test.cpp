@@ -46,8 +46,8 @@ TEST_CASE("read_small_file is bounded and refuses non-files") {
   CHECK_FALSE(read_small_file(FsView{}, s.path("fifo"), 100, &out, nullptr));
 }
 
-// Issue 11 item 3: a FIFO where a file is expected blocked open() (and the probe with it) until
-// a writer came. Every probe read goes through open_regular_file now.
+// A FIFO where a file is expected blocks open() (and the probe with it) until a writer comes.
+// Every probe read goes through open_regular_file.
 TEST_CASE("special files are refused without blocking, naming what they are") {
   Scratch s;
   std::string fifo = s.path("version.py");

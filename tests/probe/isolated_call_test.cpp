@@ -65,7 +65,7 @@ TEST_CASE("a call whose helper keeps the pipe open is still bounded") {
   CHECK(r.output == "done");
 }
 
-// Issue 11 item 9: an exception thrown in the child used to unwind out of start_isolated into
+// An exception thrown in the child must not unwind out of start_isolated into
 // the caller's frames (in the probe: up to main, std::terminate, SIGABRT reported as the
 // library's crash; here: into the test framework, running the rest of the suite in the child).
 TEST_CASE("an exception thrown in the child is caught there and reported as a failure") {
@@ -81,8 +81,8 @@ TEST_CASE("an exception thrown in the child is caught there and reported as a fa
   CHECK(odd.error.find("exception") != std::string::npos);
 }
 
-// Issue 11 item 9: a child that SIGKILL does not end at once (a process in uninterruptible
-// sleep on a hung file system) used to block the probe in waitpid. A killed child that another
+// A child that SIGKILL does not end at once (a process in uninterruptible sleep on a hung file
+// system) must not block the probe in waitpid. A killed child that another
 // process ptraces stays unreapable by its parent until the tracer lets go: the same waitpid
 // the probe makes after SIGKILL, made to wait for as long as the tracer wants.
 // Tagged [ptrace]: its own CTest test (probe_tests.ptrace), which .ci/aarch64.sh leaves out by

@@ -41,7 +41,7 @@ TEST_CASE("ld.so.conf include globs are followed inside a root") {
   CHECK(dirs == std::vector<std::string>{"/opt/nccl/lib", "/opt/a"});
 }
 
-// Issue 11 item 3: a FIFO at /etc/ld.so.cache used to block std::ifstream's open forever.
+// A FIFO at /etc/ld.so.cache would block std::ifstream's open forever.
 TEST_CASE("a FIFO in place of the cache is reported, not waited on") {
   Scratch s;
   std::string fifo = s.path("ld.so.cache");

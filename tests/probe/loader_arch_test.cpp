@@ -1,4 +1,4 @@
-// Issue 12: the loader's per-machine rules and the image's architecture.
+// The loader's per-machine rules and the image's architecture.
 #include <catch2/catch.hpp>
 
 #include <elf.h>
@@ -79,7 +79,7 @@ TEST_CASE("Debian's arm64 ld.so gives the aarch64 multiarch directories and $LIB
   CHECK(env.system_dirs_from == "/lib/ld-linux-aarch64.so.1");
   CHECK(expand_dst("/opt/$LIB/$PLATFORM", "", env.dst_lib, env.arch.platform) ==
         "/opt/lib/aarch64-linux-gnu/aarch64");
-  // Debian's loader does not search lib64 (the probe did, before issue 12).
+  // Debian's loader does not search lib64.
   for (const auto& d : env.system_dirs) CHECK(d.find("lib64") == std::string::npos);
 }
 

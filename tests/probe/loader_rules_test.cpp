@@ -1,4 +1,4 @@
-// Issue 12 item 6: loader rules on crafted libraries, each case compiled here from C sources and
+// Loader rules on crafted libraries, each case compiled here from C sources and
 // run under this machine's real ld.so (LD_TRACE_LOADED_OBJECTS, or the program's own output),
 // then asked of the emulation. glibc-hwcaps subdirectories, $ORIGIN in LD_LIBRARY_PATH, an
 // object already loaded under the same soname, $ORIGIN through a symlink, preload names searched

@@ -1,4 +1,4 @@
-// Issue 12 item 6: the loader emulation against the real ld.so for every ELF object in this
+// The loader emulation against the real ld.so for every ELF object in this
 // system's library and program directories. For each object ld.so accepts (`ld.so --list FILE`,
 // run with no LD_LIBRARY_PATH/LD_PRELOAD), each of its own DT_NEEDED entries must resolve to the
 // same file in the emulation (resolve_library with the object as the requester). Objects ld.so

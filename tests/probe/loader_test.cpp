@@ -87,8 +87,8 @@ TEST_CASE("LD_PRELOAD of a library with the soname wins over everything") {
   CHECK(r.real_path == s.path("pre/libnccl.so.2.8.4"));
 }
 
-// Issue 11 item 1: an LD_PRELOAD entry without a slash (jobs preload libjemalloc.so.2 this way)
-// made resolve_library recurse on itself until the stack ran out (SIGSEGV).
+// An LD_PRELOAD entry without a slash (jobs preload libjemalloc.so.2 this way) must not make
+// resolve_library recurse on itself until the stack runs out (SIGSEGV).
 TEST_CASE("an LD_PRELOAD entry given by soname is searched once, like a NEEDED entry") {
   LoaderEnv env = make_loader_env(FsView{}, "libm.so.6", "");
   REQUIRE(env.preload.size() == 1);

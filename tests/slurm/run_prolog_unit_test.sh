@@ -63,7 +63,7 @@ rc=0; env -i DENPEX_PROLOG_CONF="$work/no-conf-file.conf" "$prolog" 2>"$work/no-
 [ "$rc" = 1 ] || fail "no-conf-file: exit $rc"
 err_is no-conf-file "denpex-prolog: denpex: configuration $work/no-conf-file.conf (DENPEX_PROLOG_CONF) does not exist"
 
-# A container-only host (issue 15): a driver, no NCCL of its own. A private mount namespace
+# A container-only host: a driver, no NCCL of its own. A private mount namespace
 # gives the probe a loader cache that lists the system directories and a driver stand-in only,
 # so this machine's NCCL (in /usr/local/cuda-13.0/lib, listed in the real cache) is not found.
 # A baseline that pins only the driver passes it; one that pins NCCL drains it.

@@ -237,7 +237,7 @@ echo "$out" | grep -q '^denpex-probe: PASS .*(3 ranks on 1 host)' ||
 echo "ok (c): srun --mpi=$mpi_used -n 3 printed the 3-rank report"
 echo "MPI_PLUGIN_USED=$mpi_used"
 
-# --- (d) issue 11: srun -n 4 without an MPI plugin ------------------------------------------
+# --- (d) srun -n 4 without an MPI plugin ---------------------------------------------------
 note "(d) srun --mpi=none -n 4 denpex-probe: no task may judge itself alone"
 set +e
 out=$(timeout 120 srun --mpi=none -N1 -n 4 --overcommit --time=3 "$probe" --timeout 20 --color never 2>&1)

@@ -1,5 +1,5 @@
 /* A file system on which opening some files never returns (a hung NFS server, a dead FUSE
- * daemon), for the --timeout watchdog tests (issue 11 item 3). Preloaded into the probe:
+ * daemon), for the --timeout watchdog tests. Preloaded into the probe:
  * open()/openat() of a path containing $DENPEX_HANG_OPEN blocks forever, as the kernel call
  * would; every other open goes to libc. Not a stand-in for a real library: a fault injector. */
 #define _GNU_SOURCE

@@ -1,0 +1,82 @@
+// Moving rank records to rank 0 through torchrun's c10d TCPStore (collect/tcp_store_client.h),
+// with the MPI protocol's shape (collect/mpi_job.h): digests and host names from every rank,
+// one full record per distinct configuration, a deadline, missing ranks reported, and one
+// verdict every rank exits with.
+//
+// Keys, all under a prefix unique to the job and to its restart (the agent's store outlives a
+// restart): "denpex/v1/<TORCHELASTIC_RUN_ID>/<TORCHELASTIC_RESTART_COUNT>/".
+//   claim/<digest>  ADD by every rank with that digest: the one that gets 1 represents it
+//   rec/<digest>    the representative's full record (JSON); rank 0 never uploads its own
+//   d/<rank>        every rank's digest message (collect/rank_digests.h)
+//   n               ADD by every rank but 0 after its d/<rank>; the one that makes it
+//                   WORLD_SIZE-1 sets "all", so rank 0 waits on one key, not N
+//   verdict         rank 0's exit code ("0", "1", "2"), which every rank waits for
+// Rank 0 reads N x (digest + host) + K records; nothing is read per rank before that rank's
+// key exists. A rank that never reports costs rank 0 its deadline and is reported missing.
+#pragma once
+
+#include <string>
+
+#include "collect/launcher.h"
+#include "collect/mpi_job.h"
+#include "collect/rank_digests.h"
+#include "collect/tcp_store_client.h"
+#include "probe/record.h"
+
+namespace denpex {
+
+// The key prefix for this worker's job and restart.
+std::string store_key_prefix(const TorchrunWorker& w);
+
+class StoreJob {
+ public:
+  // Connects to MASTER_ADDR:MASTER_PORT and checks the protocol before `deadline`. Not ok:
+  // unreachable, or a server this client cannot speak to (the caller exits 2).
+  StoreReply start(const TorchrunWorker& w, double deadline);
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+
+  // Every rank puts its digest and host (and, when it represents its configuration, its
+  // record). Rank 0 waits until every rank reported or `deadline`, then for the records it
+  // needs until `deadline` plus kRecordGrace; other ranks return once their keys are put.
+  // A store error sets `error` (the caller exits 2).
+  CollectResult collect(const RankRecord* mine, const std::string& host,
+                        const std::string& failure, double deadline);
+
+  // Rank 0: puts `code` as the verdict and returns it. Other ranks: wait for the verdict
+  // until `until`; return it, 1 (and *note) when rank 0 put none by then, 2 (and *note) when
+  // the store went away or answered what no rank 0 puts.
+  int agree_exit_code(int code, double until, std::string* note);
+
+  long long bytes_at_root() const { return client_.bytes_received(); }
+
+ private:
+  bool put_mine(const RankRecord* mine, uint64_t digest, const std::string& host,
+                const std::string& failure, double deadline, std::string* error);
+  bool reconnect(double deadline, std::string* error);
+  // Rank 0: which of `keys` exist and their values, once `ready_key` (or, when "", every key)
+  // exists or at `deadline` (then key by key on a fresh connection); values[i] is "" for an
+  // absent key. False with *error when the store fails.
+  bool fetch_present(const std::vector<std::string>& keys, const std::string& ready_key,
+                     size_t max_bytes, double deadline, std::vector<bool>* present,
+                     std::vector<std::string>* values, std::string* error);
+  bool gather_digests(uint64_t my_digest, const std::string& my_host, const std::string& failure,
+                      double deadline, CollectResult* res);
+  bool fetch_records(const RankRecord* mine, uint64_t my_digest, double deadline,
+                     CollectResult* res);
+  std::string where() const;   // "torchrun's store at HOST:PORT (MASTER_ADDR:MASTER_PORT)"
+
+  TcpStoreClient client_;
+  std::string host_;
+  int port_ = 0;
+  std::string prefix_;
+  int rank_ = 0;
+  int size_ = 1;
+  long long earlier_bytes_ = 0;          // read on connections closed by a timed-out wait
+  std::vector<ReportedRank> reported_;   // rank 0
+  HostNames hosts_;                      // rank 0
+  std::map<int, std::string> failures_;  // rank 0: ranks whose probe failed, with the reason
+};
+
+}  // namespace denpex

@@ -1,0 +1,73 @@
+#include "launch/report_output.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "compare/atomic_file.h"
+#include "compare/text_paint.h"
+#include "report/html_report.h"
+#include "report/lead.h"
+#include "report/redact.h"
+
+namespace denpex {
+
+bool use_color(const ReportOutput& out, int fd) {
+  if (out.color == "always") return true;
+  if (out.color == "never" || !out.tty_color) return false;
+  const char* term = std::getenv("TERM");
+  return ::isatty(fd) && !std::getenv("NO_COLOR") && !(term && std::strcmp(term, "dumb") == 0);
+}
+
+namespace {
+
+int write(const ReportOutput& out, const char* option, const std::string& path, const std::string& content) {
+  std::string error;
+  if (write_file_atomically(path, content, &error)) return 0;
+  fmt::print(stderr, "{}: {} {}\n", out.tool, option, error);
+  return 2;
+}
+
+int emit(const ReportOutput& out, const nlohmann::json& original, const std::string& original_text) {
+  nlohmann::json redacted;
+  std::string text = out.brief ? brief_text(original) : original_text;
+  if (out.redact) {
+    Redactor r = Redactor::from_report(original);
+    redacted = r.apply(original);
+    text = out.brief ? brief_text(redacted) : r.apply(text);
+  }
+  const nlohmann::json& report = out.redact ? redacted : original;
+  std::FILE* human = out.json_path == "-" ? stderr : stdout;
+  if (!out.quiet && !text.empty()) {
+    if (use_color(out, ::fileno(human))) text = paint_report(text);
+    if (text.back() != '\n') text += '\n';
+    std::fputs(text.c_str(), human);
+    std::fflush(human);
+  }
+  int code = 0;
+  // Evidence and paths are raw bytes from outside: invalid UTF-8 becomes U+FFFD, never an
+  // exception.
+  if (!out.json_path.empty())
+    code = write(out, "--json", out.json_path,
+                 report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  if (!out.html_path.empty() && code == 0) code = write(out, "--html", out.html_path, render_html(report));
+  return code;
+}
+
+}  // namespace
+
+int emit_report(const ReportOutput& out, const nlohmann::json& report, const std::string& text) {
+  try {
+    return emit(out, report, text);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "{}: cannot write the report: {}\n", out.tool, e.what());
+    return 2;
+  }
+}
+
+}  // namespace denpex
