@@ -35,16 +35,17 @@ phase() { timings+=("$(printf '%-34s %4d s' "$1" $((SECONDS - phase_start)))"); 
 die() { echo "aarch64.sh: FAIL: $*" >&2; exit 1; }
 has() { local x=$1 e; shift; for e; do [ "$e" = "$x" ] && return 0; done; return 1; }
 
-# What the root holds besides minbase: the runtime of what we build (libfmt9), ctest (cmake) and
+# What the root holds besides minbase: the runtime of what we build (libfmt9, libre2-9), ctest (cmake) and
 # what the end-to-end test uses (jq, hostname), the compressors tests/evidence makes its inputs
 # with (zstd, xz-utils; gzip is in minbase). A different list makes a new root.
-root_packages=libfmt9,jq,cmake,hostname,zstd,xz-utils
+root_packages=libfmt9,libre2-9,jq,cmake,hostname,zstd,xz-utils
 
 echo "=== aarch64: host packages"
 need=()
 dpkg --print-foreign-architectures | grep -qx arm64 || need+=(arch)
-# zlib, libzstd, liblzma: evidence/ decodes compressed logs (cmake/Decompressors.cmake).
-arm64_dev="libfmt-dev:arm64 zlib1g-dev:arm64 libzstd-dev:arm64 liblzma-dev:arm64"
+# zlib, libzstd, liblzma: evidence/ decodes compressed logs (cmake/Decompressors.cmake); RE2:
+# the signal library's patterns (evidence/matcher.cpp).
+arm64_dev="libfmt-dev:arm64 zlib1g-dev:arm64 libzstd-dev:arm64 liblzma-dev:arm64 libre2-dev:arm64"
 # shellcheck disable=SC2086  # $arm64_dev is a word list
 for p in g++-aarch64-linux-gnu qemu-user-static binfmt-support debootstrap $arm64_dev jq; do
   [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || need+=("$p")

@@ -169,9 +169,16 @@ BlameResult assign_blame(const std::vector<Failure>& failures, const std::vector
   // 3. Collateral: everyone else who failed, grouped by how.
   std::map<std::string, Party> groups;
   std::vector<std::string> order;
+  // A rank a launcher stopped that failed otherwise too (it timed out first) is told by that.
+  std::set<std::string> failed_otherwise;
+  for (const auto& f : failures)
+    if (f.kind != Failure::Kind::killed) failed_otherwise.insert(f.who.rank >= 0 ? fmt::format("r{}", f.who.rank) : f.who.proc);
   for (const auto& f : failures) {
     if (out.found && same_party(out.initiating, f.who)) continue;
     if (f.who.rank < 0 && f.who.proc.empty()) continue;
+    if (f.kind == Failure::Kind::killed &&
+        failed_otherwise.count(f.who.rank >= 0 ? fmt::format("r{}", f.who.rank) : f.who.proc))
+      continue;
     std::string key = own(f.kind) ? "also failed: " + f.what.substr(0, 80) : collateral_key(f);
     if (!groups.count(key)) order.push_back(key);
     Party& g = groups[key];

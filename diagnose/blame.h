@@ -2,7 +2,7 @@
 // whether the launcher's "first observed failure" is right. Pure logic over the events the
 // readers found; unit-tested without files.
 //
-// Rules (issue 10 item 5):
+// Rules:
 //  - a rank whose installation differs from the others (an NCCL version, plugin or ABI finding
 //    from compare/'s rules) initiates: the NCCL errors every rank then raises follow from it;
 //  - otherwise a rank with its own error (an exception from its code, out of memory, a CUDA/NCCL error)
@@ -17,7 +17,23 @@
 #include <string>
 #include <vector>
 
-#include "diagnose/events.h"
+#include "evidence/events.h"
+#include "evidence/log_reader.h"
+
+// The room's typed events, under the names diagnose/ has always used.
+namespace denpex::diag {
+using evidence::CollResult;
+using evidence::Evidence;
+using evidence::Fact;
+using evidence::Failure;
+using evidence::LauncherEntry;
+using evidence::LogReader;
+using evidence::Reported;
+using evidence::Unreadable;
+using evidence::WatchRecord;
+using evidence::When;
+using evidence::Who;
+}  // namespace denpex::diag
 
 namespace denpex::diag {
 

@@ -10,7 +10,10 @@
 
 #include "compare/collectives.h"
 #include "compare/fold.h"
+#include "compare/judge.h"
 #include "diagnose/facts_judge.h"
+#include "evidence/matcher.h"
+#include "evidence/signal_table.h"
 
 namespace denpex::diag {
 
@@ -18,10 +21,21 @@ namespace {
 
 using nlohmann::json;
 
-const char* kCollectiveVerify =
-    "TORCH_DISTRIBUTED_DEBUG=DETAIL TORCH_NCCL_TRACE_BUFFER_SIZE=2000 TORCH_NCCL_DUMP_ON_TIMEOUT=1 "
-    "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL LD_PRELOAD=libdenpex-trace.so DENPEX_TRACE_DIR=./traces "
-    "<your launch command>; then denpex-probe collectives ./traces";
+// Fix and verify text comes from the signal table entry that read the evidence.
+const evidence::Signal* signal_named(const std::string& id) {
+  int i = evidence::builtin_matcher().index_of(id);
+  return i < 0 ? nullptr : &evidence::builtin_signals().signals[static_cast<size_t>(i)];
+}
+const evidence::Signal* signal_of(const std::vector<Evidence>& ev) {
+  for (const auto& e : ev)
+    if (const evidence::Signal* s = signal_named(e.signal)) return s;
+  return nullptr;
+}
+std::string verify_of(const char* id) {
+  const evidence::Signal* s = signal_named(id);
+  return s ? evidence::expand_verify(s->verify) : std::string("denpex-probe diagnose -");
+}
+const std::string kCollectiveVerify = verify_of("nccl.coll");
 const char* kCollectiveFix =
     "make every rank issue the same collectives in the same order with the same sizes on this process group: look "
     "for a rank-dependent branch, a skipped backward or unused parameter, uneven batches or data-dependent shapes "
@@ -30,6 +44,19 @@ const char* kCollectiveFix =
 }  // namespace
 
 // The gate on the hosts the finding names (mpirun; the srun form works the same way).
+std::vector<DxFinding> judge_saved_records(const std::vector<ConfigGroup>& groups, const std::vector<std::string>& paths) {
+  std::vector<DxFinding> out;
+  for (auto& f : judge(groups, {}, JudgeOptions{})) {
+    DxFinding x;
+    x.verify = gate_verify(f.hosts);
+    for (const auto& p : paths)
+      if (x.evidence.size() < 4) x.evidence.push_back(Evidence{p, 1, "saved rank record"});
+    x.f = std::move(f);
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
 std::string gate_verify(const std::vector<std::string>& hosts) {
   if (hosts.empty()) return "srun --mpi=pmix --ntasks-per-node=1 denpex-probe   (or mpirun --map-by ppr:1:node denpex-probe) on the job's nodes";
   return fmt::format("mpirun -np {} -H {} --map-by ppr:1:node denpex-probe   (or srun --mpi=pmix -w {} --ntasks-per-node=1 denpex-probe)",
@@ -82,8 +109,8 @@ void coll_findings(const LogReader& r, std::vector<DxFinding>* out, std::vector<
         if (call.kind != CollKind::send && call.kind != CollKind::recv) coll.push_back(&call);
       const CollectiveCall* at = static_cast<size_t>(idx) < coll.size() ? coll[static_cast<size_t>(idx)] : (coll.empty() ? nullptr : coll.back());
       if (at == nullptr || at->trace_seq < 0) return;
-      int fi = decoded_file(at->trace_seq);
-      d.evidence.push_back(Evidence{static_cast<size_t>(fi) < r.files.size() ? r.files[static_cast<size_t>(fi)] : "", decoded_line(at->trace_seq), ""});
+      int fi = evidence::decoded_file(at->trace_seq);
+      d.evidence.push_back(Evidence{static_cast<size_t>(fi) < r.files.size() ? r.files[static_cast<size_t>(fi)] : "", evidence::decoded_line(at->trace_seq), ""});
     };
     for (int rk : f.ranks) add_call(by_rank.count({f.comm, rk}) ? by_rank[{f.comm, rk}] : nullptr);
     for (const auto& kv : by_rank)
@@ -306,16 +333,34 @@ void reported_findings(const LogReader& r, std::vector<DxFinding>* out, std::vec
           nccl[rep.kind].push_back(&rep);
           continue;
         }
-        f.code = behind.empty() ? "collective-mismatch" : "collective-missing";
-        f.ranks = behind.empty() ? ahead : behind;
+        if (behind.empty()) {
+          // Only ranks ahead of the majority are listed: the majority lags, and RAS does not name
+          // its ranks one by one. The listed ranks are not the stragglers: nobody is blamed.
+          f.code = "nccl-ras-mismatch";
+          f.severity = Severity::warning;
+          f.comm = rep.op;
+          f.message = fmt::format("NCCL RAS reports different {} operation counts: ranks {} launched up to operation {}, "
+                                  "ahead of the {} ranks at operation {}; the lagging ranks are those {} others, which the "
+                                  "report does not list one by one",
+                                  rep.op, rank_ranges(ahead), rep.counts.empty() ? -1 : rep.counts.front(),
+                                  rep.majority_ranks, rep.majority_count, rep.majority_ranks);
+          f.fix = "look at the ranks that stopped launching operations (all but the listed ones): their own errors or stacks";
+          d.verify = verify_of("nccl.ras.counts");
+          out->push_back(std::move(d));
+          *warn_note = fmt::format("NCCL RAS lists only the ranks ahead ({}); the {} lagging ranks are not named one by one: "
+                                   "pass those ranks' logs or run the RAS client with verbose output",
+                                   rank_ranges(ahead), rep.majority_ranks);
+          continue;
+        }
+        f.code = "collective-missing";
+        f.ranks = behind;
         f.seq = rep.majority_count;
         f.comm = rep.op;
         f.expected = rep.majority_count >= 0 ? fmt::format("{} operations launched ({} ranks)", rep.majority_count, rep.majority_ranks) : "";
         f.found = fmt::format("ranks {}", rank_ranges(f.ranks));
-        f.message = fmt::format("NCCL RAS reports different {} operation counts: ranks {} {} the {} ranks that launched up to "
+        f.message = fmt::format("NCCL RAS reports different {} operation counts: ranks {} are behind the {} ranks that launched up to "
                                 "operation {}",
-                                rep.op, rank_ranges(f.ranks), behind.empty() ? "are ahead of" : "are behind",
-                                rep.majority_ranks, rep.majority_count);
+                                rep.op, rank_ranges(f.ranks), rep.majority_ranks, rep.majority_count);
         f.fix = kCollectiveFix;
         break;
       }
@@ -325,6 +370,33 @@ void reported_findings(const LogReader& r, std::vector<DxFinding>* out, std::vec
         continue;
       case Reported::Kind::nccl_version:
         continue;  // its two versions are facts, judged with the others
+      case Reported::Kind::pair_mismatch:
+        // Two ranks compared: both are named, neither is the culprit.
+        f.code = "collective-args-mismatch";
+        f.ranks = rep.ranks;
+        f.found = rep.detail;
+        f.message = fmt::format("ranks {} disagree: {}", rank_ranges(rep.ranks), rep.detail);
+        f.fix = "make both ranks build and call the same thing; with two ranks there is no majority to tell which one is wrong";
+        break;
+      case Reported::Kind::shape_mismatch:
+        f.code = "collective-args-mismatch";
+        f.found = rep.detail;
+        f.message = fmt::format("Horovod reports tensors of one name submitted with different shapes or types: {}", rep.detail);
+        f.fix = "make every rank submit the same tensors in the same shapes (an uneven last batch, a rank-dependent model part)";
+        break;
+      case Reported::Kind::missing_ranks:
+        f.code = "collective-missing";
+        f.ranks = rep.ranks;
+        f.comm = "horovod";
+        f.expected = rep.world > 0 ? fmt::format("all of ranks 0-{} ready", rep.world - 1) : "every rank ready";
+        f.found = fmt::format("ranks {} not ready", rank_ranges(rep.ranks));
+        f.message = fmt::format("Horovod's stall check: ranks {} did not submit {}{}; the other ranks waited for them", rank_ranges(rep.ranks),
+                                rep.op.empty() ? "the tensors" : rep.op,
+                                rep.detail.find("ready") != std::string::npos
+                                    ? fmt::format(" (absent from every ready list; world size at least {})", rep.world)
+                                    : "");
+        f.fix = "look at what these ranks were doing instead: they never reached this reduction or broadcast";
+        break;
       case Reported::Kind::truncated: {
         Failure fl;
         fl.kind = Failure::Kind::nccl_warn;
@@ -376,7 +448,7 @@ void reported_findings(const LogReader& r, std::vector<DxFinding>* out, std::vec
       f.message = "NCCL's network transport reports a collective mismatch error (NET/IB)";
       f.fix = "rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL to compare the calls; if they agree, check the network";
     }
-    d.verify = "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL <your launch command>; then denpex-probe diagnose <every rank's log>";
+    d.verify = verify_of("nccl.warn.mismatched_collective");
     out->push_back(std::move(d));
   }
 }
@@ -400,8 +472,7 @@ DxFinding initiating_finding(const BlameResult& b) {
       f.fix = fmt::format("set {} as the PyTorch message suggests (fragmentation), or lower the memory use of {} "
                           "(batch size, sequence length, activation checkpointing); the other ranks only waited for it",
                           setting, party_subject(p));
-      d.verify = fmt::format("{} <your launch command>, and watch torch.cuda.max_memory_allocated() on {}", setting,
-                             party_subject(p));
+      d.verify = "denpex-probe diagnose -";
       break;
     }
     case Failure::Kind::nccl_warn:
@@ -412,9 +483,13 @@ DxFinding initiating_finding(const BlameResult& b) {
     default:
       f.fix = fmt::format("fix the error raised on {} (the evidence lines); the other ranks failed only because it did",
                           party_subject(p));
-      d.verify = "TORCH_DISTRIBUTED_DEBUG=DETAIL <your launch command> (the same step, same data order) and check that "
-                 "the error is gone";
+      d.verify = "denpex-probe diagnose -";
       break;
+  }
+  if (const evidence::Signal* s = signal_of(p.evidence)) {
+    std::string hint = p.kind == Failure::Kind::oom && !p.hint.empty() ? fmt::format(" (the message suggests {})", p.hint) : "";
+    f.fix = fmt::format("{}: {}{}; the other ranks failed only because it did", party_subject(p), s->fix, hint);
+    d.verify = evidence::expand_verify(s->verify);
   }
   return d;
 }

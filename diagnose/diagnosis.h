@@ -1,6 +1,6 @@
-// The diagnosis of a failed job from what the readers found (log_reader.h): findings with
+// The diagnosis of a failed job from what the room read (evidence/log_reader.h): findings with
 // evidence, fix and verify; the initiating rank, the collateral ranks and the launcher's claim;
-// the verdict and exit code; and the reports (JSON per ../shared/CONTRACT.md "diagnose
+// the verdict and exit code; and the reports (JSON per the contract's "diagnose
 // additions", and text for a person). No files: the caller reads, this judges.
 #pragma once
 
@@ -10,9 +10,9 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "compare/finding.h"
+#include "compare/group.h"
 #include "diagnose/blame.h"
-#include "diagnose/events.h"
-#include "diagnose/log_reader.h"
+#include "diagnose/facts_judge.h"
 
 namespace denpex::diag {
 
@@ -42,6 +42,10 @@ Diagnosis diagnose(const LogReader& r);
 // verdict again: an error finding turns "inconclusive" into "reject" and drops the
 // diagnose-inconclusive finding. Never throws.
 void add_findings(Diagnosis* d, std::vector<DxFinding> more);
+
+// Saved rank records given among the logs (read by the caller), judged by the live gate's
+// rules as `compare` would, as findings whose evidence names the files. Never throws.
+std::vector<DxFinding> judge_saved_records(const std::vector<ConfigGroup>& groups, const std::vector<std::string>& paths);
 
 // The gate on the hosts a finding names, as its `verify` command.
 std::string gate_verify(const std::vector<std::string>& hosts);

@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "compare/fold.h"
+#include "evidence/matcher.h"
 #include "compare/group.h"
 #include "compare/judge.h"
 #include "probe/record.h"
@@ -193,9 +194,17 @@ std::vector<JudgedFact> judge_facts(const std::vector<Fact>& facts) {
 
   // Messages that state the verdict themselves: the same codes, from the text.
   std::map<std::string, std::vector<const Fact*>> direct;
-  for (const auto& f : facts)
-    if (f.kind == Fact::Kind::driver_too_old || f.kind == Fact::Kind::nvml_mismatch)
-      direct[f.kind == Fact::Kind::driver_too_old ? "cuda-driver-too-old" : "cuda-driver-kernel-mismatch"].push_back(&f);
+  // The code is the one the signal table gives the line's signature.
+  for (const auto& f : facts) {
+    if (f.kind != Fact::Kind::driver_too_old && f.kind != Fact::Kind::nvml_mismatch && f.kind != Fact::Kind::nccl_missing)
+      continue;
+    int i = evidence::builtin_matcher().index_of(f.evidence.signal);
+    std::string code = i >= 0 ? evidence::builtin_signals().signals[static_cast<size_t>(i)].code
+                       : f.kind == Fact::Kind::driver_too_old ? "cuda-driver-too-old"
+                       : f.kind == Fact::Kind::nccl_missing   ? "nccl-missing"
+                                                              : "cuda-driver-kernel-mismatch";
+    direct[code].push_back(&f);
+  }
   for (const auto& [code, fs] : direct) {
     JudgedFact jf;
     Finding& f = jf.finding;
@@ -214,18 +223,24 @@ std::vector<JudgedFact> judge_facts(const std::vector<Fact>& facts) {
     std::string who = ranks.empty() ? (procs.empty() ? "a process" : fmt::format("{}", fmt::join(procs, ", ")))
                                     : rank_subject(std::vector<int>(ranks.begin(), ranks.end()));
     if (!hosts.empty()) who += " on " + hosts_of(fs);
-    if (code == "cuda-driver-too-old") {
+    int si = evidence::builtin_matcher().index_of(fs.front()->evidence.signal);
+    const evidence::Signal* sig = si >= 0 ? &evidence::builtin_signals().signals[static_cast<size_t>(si)] : nullptr;
+    if (code == "cuda-driver-kernel-mismatch") {
+      f.message = fmt::format("{}: NVML reports \"Driver/library version mismatch\": the user-space driver and the loaded kernel module differ", who);
+      f.expected = "user-space driver = kernel module";
+      f.found = "different versions";
+      f.fix = "reboot (or reload the nvidia kernel modules) after the driver update, or install the user-space driver that "
+              "matches the loaded module; do not bake libcuda into container images";
+    } else if (code == "cuda-driver-too-old") {
       f.message = fmt::format("{}: {}", who, fs.front()->a);
       f.expected = "a driver for the CUDA version PyTorch and NCCL were built for";
       f.found = "an older driver";
       f.fix = "upgrade the NVIDIA driver on these hosts to one that supports the CUDA version of the PyTorch/NCCL build, "
               "or install a PyTorch/NCCL build for the CUDA version the driver supports (nvidia-smi shows it)";
     } else {
-      f.message = fmt::format("{}: NVML reports \"Driver/library version mismatch\": the user-space driver and the loaded kernel module differ", who);
-      f.expected = "user-space driver = kernel module";
-      f.found = "different versions";
-      f.fix = "reboot (or reload the nvidia kernel modules) after the driver update, or install the user-space driver that "
-              "matches the loaded module; do not bake libcuda into container images";
+      f.message = fmt::format("{}: {}", who, fs.front()->a);
+      f.found = fs.front()->a;
+      f.fix = sig ? sig->fix : "see the evidence line";
     }
     out.push_back(std::move(jf));
   }

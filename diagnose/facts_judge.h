@@ -8,7 +8,23 @@
 #include <vector>
 
 #include "compare/finding.h"
-#include "diagnose/events.h"
+#include "evidence/events.h"
+#include "evidence/log_reader.h"
+
+// The room's typed events, under the names diagnose/ has always used.
+namespace denpex::diag {
+using evidence::CollResult;
+using evidence::Evidence;
+using evidence::Fact;
+using evidence::Failure;
+using evidence::LauncherEntry;
+using evidence::LogReader;
+using evidence::Reported;
+using evidence::Unreadable;
+using evidence::WatchRecord;
+using evidence::When;
+using evidence::Who;
+}  // namespace denpex::diag
 
 namespace denpex::diag {
 

@@ -1,5 +1,5 @@
-// libFuzzer target: the diagnose readers (diagnose/line_repair, diagnose/log_reader with the
-// streamed collective alignment) and the whole diagnosis over what they read, as
+// libFuzzer target: the room's readers (evidence/line_repair, evidence/log_reader with the
+// signal library and the streamed collective alignment) and the whole diagnosis over what they read, as
 // `denpex-probe diagnose` runs them on a pasted log. Every input must give a diagnosis: no crash,
 // no unbounded memory, no exception.
 #include <cstddef>
@@ -9,19 +9,19 @@
 #include <nlohmann/json.hpp>
 
 #include "diagnose/diagnosis.h"
-#include "diagnose/line_repair.h"
-#include "diagnose/log_reader.h"
+#include "evidence/line_repair.h"
+#include "evidence/log_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);
   {
     // Line repair alone, on the first line.
     std::string line = text.substr(0, text.find('\n'));
-    denpex::diag::LineLabel label;
-    (void)denpex::diag::repair_line(&line, &label);
+    denpex::evidence::LineLabel label;
+    (void)denpex::evidence::repair_line(&line, &label);
     (void)label.when.text();
   }
-  denpex::diag::LogReader reader;
+  denpex::evidence::LogReader reader;
   reader.read_text(text, "fuzz.log");
   reader.finish();
   denpex::diag::Diagnosis d = denpex::diag::diagnose(reader);

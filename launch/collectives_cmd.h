@@ -1,5 +1,5 @@
 // `denpex-probe collectives PATH...`: reads recorder traces and NCCL / PyTorch logs, finds the
-// first collective where ranks diverged and reports it (contract: ../shared/CONTRACT.md).
+// first collective where ranks diverged and reports it (the contract's collectives mode).
 #pragma once
 
 #include <string>

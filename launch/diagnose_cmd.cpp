@@ -10,13 +10,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "collect/bounded_line.h"
-#include "collect/collective_trace.h"
 #include "collect/saved_reports.h"
-#include "compare/judge.h"
 #include "diagnose/diagnosis.h"
-#include "diagnose/log_reader.h"
 #include "evidence/classify.h"
+#include "evidence/collective_trace.h"
+#include "evidence/input_source.h"
+#include "evidence/line_reader.h"
+#include "evidence/log_reader.h"
 #include "evidence/recorders.h"
 
 namespace denpex {
@@ -63,14 +63,6 @@ bool is_json(const std::string& path) {
   return c == '{';
 }
 
-bool is_trace(const std::string& path) {
-  std::ifstream in(path);
-  std::string first;
-  bool cut = false;
-  if (!in || !get_bounded_line(in, &first, &cut, 4096, false) || cut) return false;
-  return is_collective_trace(first);
-}
-
 // Collective-call evidence carries file and line only (the line text is not kept while
 // streaming): fetch those lines now, one pass per file.
 void fill_evidence_text(diag::Diagnosis* d) {
@@ -80,15 +72,14 @@ void fill_evidence_text(diag::Diagnosis* d) {
       if (e.text.empty() && !e.file.empty() && e.file != "-" && e.line > 0) wanted[e.file].insert(e.line);
   std::map<std::pair<std::string, long long>, std::string> got;
   for (const auto& [file, lines] : wanted) {
-    std::ifstream in(file);
+    evidence::OpenedInput in = evidence::open_input(file);
+    if (in.status != evidence::OpenedInput::Status::ok) continue;
+    evidence::LineReader reader(in.source.get());
     std::string text;
     bool cut = false;
-    long long n = 0;
     long long last = *lines.rbegin();
-    while (n < last && get_bounded_line(in, &text, &cut, diag::kMaxLine)) {
-      ++n;
-      if (lines.count(n)) got[{file, n}] = text.substr(0, diag::kEvidenceChars);
-    }
+    while (reader.line_number() < last && reader.next(&text, &cut))
+      if (lines.count(reader.line_number())) got[{file, reader.line_number()}] = text.substr(0, evidence::kEvidenceChars);
   }
   for (auto& x : d->findings)
     for (auto& e : x.evidence)
@@ -139,12 +130,13 @@ int run(const DiagnoseOptions& o) {
       reader.files.push_back(f);
       continue;
     }
-    if (f != "-" && is_json(f) && !is_trace(f)) {
+    bool trace = f != "-" && file_is_collective_trace(f);
+    if (f != "-" && !trace && is_json(f)) {
       saved.push_back(f);  // judged below by the live gate's rules, as `compare` would
       reader.files.push_back(f);
       continue;
     }
-    if (f != "-" && is_trace(f)) {
+    if (trace) {
       CollectiveInput in = read_collective_trace(f);
       if (in.status != CollectiveInput::Status::ok) {
         fmt::print(stderr, "denpex-probe diagnose: {}: {}\n", f, in.error);
@@ -154,14 +146,12 @@ int run(const DiagnoseOptions& o) {
       traced.insert(traced.end(), in.sequences.begin(), in.sequences.end());
       continue;
     }
-    std::FILE* in = f == "-" ? stdin : std::fopen(f.c_str(), "rb");
-    if (in == nullptr) {
-      fmt::print(stderr, "denpex-probe diagnose: {}: cannot open file\n", f);
+    evidence::OpenedInput in = evidence::open_input(f);
+    if (in.status != evidence::OpenedInput::Status::ok) {
+      fmt::print(stderr, "denpex-probe diagnose: {}\n", in.message);
       return kExitCannotJudge;
     }
-    bool ok = reader.read(in, f, &error);
-    if (in != stdin) std::fclose(in);
-    if (!ok) {
+    if (!reader.read(in.source.get(), f, &error)) {
       fmt::print(stderr, "denpex-probe diagnose: {}: {}\n", f, error);
       return kExitCannotJudge;
     }
@@ -180,16 +170,7 @@ int run(const DiagnoseOptions& o) {
       fmt::print(stderr, "denpex-probe diagnose: {}\n", job.error);
       return kExitCannotJudge;
     }
-    std::vector<diag::DxFinding> more;
-    for (auto& f : judge(job.groups, {}, JudgeOptions{})) {
-      diag::DxFinding x;
-      x.verify = diag::gate_verify(f.hosts);
-      for (const auto& p : saved)
-        if (x.evidence.size() < 4) x.evidence.push_back(diag::Evidence{p, 1, "saved rank record"});
-      x.f = std::move(f);
-      more.push_back(std::move(x));
-    }
-    diag::add_findings(&d, std::move(more));
+    diag::add_findings(&d, diag::judge_saved_records(job.groups, saved));
   }
   fill_evidence_text(&d);
 

@@ -1,7 +1,7 @@
 // `denpex-probe diagnose PATH...`: reads a failed job's logs (files, directories read whole,
 // '-' for standard input; recorder traces among them are recognised), and reports the
 // initiating rank, the collateral ranks, the launcher's claim and the findings with evidence,
-// fix and verify (contract: ../shared/CONTRACT.md mode 6, "diagnose additions").
+// fix and verify (the contract's mode 6, "diagnose additions").
 #pragma once
 
 #include <string>

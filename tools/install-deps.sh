@@ -22,11 +22,13 @@ if [ "$(id -u)" != 0 ]; then
   exit 2
 fi
 export DEBIAN_FRONTEND=noninteractive
+# libre2-dev: the signal library's patterns (evidence/matcher.cpp); never std::regex.
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends \
   build-essential cmake ninja-build pkg-config \
   libopenmpi-dev openmpi-bin mpich libmpich-dev nlohmann-json3-dev libfmt-dev libcli11-dev catch2 \
   jq bc time procps util-linux file lintian \
+  libre2-dev \
   slurm-wlm munge \
   stress-ng \
   clang libclang-rt-14-dev \

@@ -33,9 +33,9 @@ tarball=$out/denpex-portable.tar.gz
 # fmt), built here as a static library: bullseye's libfmt-dev is fmt 7 and shared only. Open
 # MPI's and MPICH's headers build the two MPI transport plugins (they link no libmpi; a tree that
 # still links MPI needs Open MPI to link). zlib, libzstd and liblzma: their static archives are
-# linked in (cmake/Decompressors.cmake).
+# linked in (cmake/Decompressors.cmake); so is libre2.a (evidence/CMakeLists.txt).
 packages="build-essential cmake ninja-build pkg-config ccache nlohmann-json3-dev dpkg-dev \
-libopenmpi-dev libmpich-dev libcli11-dev/bookworm zlib1g-dev libzstd-dev liblzma-dev"
+libopenmpi-dev libmpich-dev libcli11-dev/bookworm zlib1g-dev libzstd-dev liblzma-dev libre2-dev"
 fmt_source=fmtlib/bookworm
 
 bullseye_minbase "$minbase"

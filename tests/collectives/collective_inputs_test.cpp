@@ -1,14 +1,14 @@
-// collect/collective_trace and collect/nccl_log on fixtures in real NCCL / PyTorch line formats
+// evidence/collective_trace and evidence/collective_log (the room) on fixtures in real NCCL / PyTorch line formats
 // (tests/fixtures/collectives), judged end to end by compare/collectives.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <sstream>
 
-#include "collect/bounded_line.h"
-#include "collect/collective_input.h"
-#include "collect/collective_trace.h"
-#include "collect/nccl_log.h"
+#include "evidence/line_reader.h"
+#include "evidence/collective_input.h"
+#include "evidence/collective_trace.h"
+#include "evidence/collective_log.h"
 
 using namespace denpex;
 
@@ -25,7 +25,7 @@ const CommSequence* find_seq(const CollectiveInput& in, const std::string& comm,
 }  // namespace
 
 TEST_CASE("NCCL 2.28 log with srun labels, a glued line, Send/Recv with (nil) and a cut line") {
-  CollectiveInput in = read_nccl_log(fixture("nccl_2_28_srun_label.log"));
+  CollectiveInput in = evidence::read_collective_log(fixture("nccl_2_28_srun_label.log"));
   REQUIRE(in.status == CollectiveInput::Status::ok);
   CHECK(in.unreadable == 1);
   REQUIRE(in.unreadable_samples.size() == 1);
@@ -51,7 +51,7 @@ TEST_CASE("NCCL 2.28 log with srun labels, a glued line, Send/Recv with (nil) an
 }
 
 TEST_CASE("NCCL 2.18 log under torchrun with timestamps and a split communicator") {
-  CollectiveInput in = read_nccl_log(fixture("nccl_2_18_torchrun_split.log"));
+  CollectiveInput in = evidence::read_collective_log(fixture("nccl_2_18_torchrun_split.log"));
   CHECK(in.unreadable == 0);
   CHECK(in.unattributed_calls == 0);
   REQUIRE(find_seq(in, "0x3c9ae6d3e2c4f0a1/split1/color0", 1) != nullptr);
@@ -69,7 +69,7 @@ TEST_CASE("NCCL 2.18 log under torchrun with timestamps and a split communicator
 }
 
 TEST_CASE("Ray prefixes and two glued records, one inside a hex pointer") {
-  CollectiveInput in = read_nccl_log(fixture("ray_glued.log"));
+  CollectiveInput in = evidence::read_collective_log(fixture("ray_glued.log"));
   CHECK(in.unreadable == 0);
   CHECK(in.hosts == std::vector<std::string>{"r24-worker-fqztx", "r24-worker-srrss"});
   REQUIRE(in.sequences.size() == 2);
@@ -81,8 +81,8 @@ TEST_CASE("Ray prefixes and two glued records, one inside a hex pointer") {
 }
 
 TEST_CASE("PyTorch watchdog lines: glued, wrapped, with process group names") {
-  CollectiveInput in = read_nccl_log(fixture("torch_watchdog.log"));
-  CHECK(in.unreadable == 1);  // the wrapped WorkNCCL line
+  CollectiveInput in = evidence::read_collective_log(fixture("torch_watchdog.log"));
+  CHECK(in.unreadable == 0);  // the WorkNCCL record wrapped mid-word is joined with its rest
   REQUIRE(in.watchdog.size() == 4);
   for (const auto& w : in.watchdog) CHECK(w.group == "pg 1");
   auto f = analyse_watchdog(in.watchdog);
@@ -94,7 +94,7 @@ TEST_CASE("PyTorch watchdog lines: glued, wrapped, with process group names") {
 }
 
 TEST_CASE("older PyTorch watchdog lines without launcher prefixes") {
-  CollectiveInput in = read_nccl_log(fixture("watchdog_enqueued_old.log"));
+  CollectiveInput in = evidence::read_collective_log(fixture("watchdog_enqueued_old.log"));
   CHECK(in.unreadable == 0);
   auto f = analyse_watchdog(in.watchdog);
   REQUIRE(f.size() == 1);
@@ -105,11 +105,12 @@ TEST_CASE("older PyTorch watchdog lines without launcher prefixes") {
 }
 
 TEST_CASE("NCCL count printed with %zi and %zu parse alike; unknown collectives are kept by name") {
-  std::istringstream log(
+  std::string log(
       "h:1:1 [0] NCCL INFO ncclCommInitRank comm 0x10 rank 0 nranks 1 cudaDev 0 nvmlDev 0 busId 1000 commId 0xab - Init COMPLETE\n"
       "h:1:1 [0] NCCL INFO AlltoAll: opCount 0 sendbuff 0x1 recvbuff 0x2 count 18446744073709551615 datatype 4 op 0 root 0 comm 0x10 [nranks=1] stream 0x3\n"
       "h:1:1 [0] NCCL INFO AllReduce: opCount 1 sendbuff 0x1 recvbuff 0x2 count 7 datatype 4 op 0 root 0 comm 0x99 [nranks=1] stream 0x3\n");
-  CollectiveInput in = parse_nccl_log("inline", log);
+  auto src = evidence::memory_source(log);
+  CollectiveInput in = evidence::read_collective_log(src.get(), "inline");
   REQUIRE(in.sequences.size() == 1);
   REQUIRE(in.sequences[0].calls.size() == 1);
   CHECK(in.sequences[0].calls[0].count == 18446744073709551615ULL);
@@ -142,41 +143,29 @@ TEST_CASE("recorder traces") {
   CHECK(read_collective_trace(fixture("no_such_file")).status == CollectiveInput::Status::missing);
 }
 
-TEST_CASE("get_bounded_line: lines up to the cap whole, longer ones cut and the rest skipped") {
-  const std::string big(40000, 'x');  // longer than the reader's 16 KiB buffer too
-  std::istringstream in("short\n" + std::string(10, 'y') + "\n" + big + "\nafter\nlast");
+TEST_CASE("LineReader: lines up to the cap whole, longer ones cut and the rest skipped") {
+  const std::string big(200000, 'x');  // longer than the reader's 64 KiB buffer too
+  auto src = evidence::memory_source("short\n" + std::string(10, 'y') + "\n" + big + "\nafter\nlast");
+  evidence::LineReader in(src.get(), 10);
   std::string line;
   bool cut = true;
-  REQUIRE(get_bounded_line(in, &line, &cut, 10));
+  REQUIRE(in.next(&line, &cut));
   CHECK(line == "short");
   CHECK_FALSE(cut);
-  REQUIRE(get_bounded_line(in, &line, &cut, 10));
+  REQUIRE(in.next(&line, &cut));
   CHECK(line == std::string(10, 'y'));  // exactly the cap: whole, not cut
   CHECK_FALSE(cut);
-  REQUIRE(get_bounded_line(in, &line, &cut, 10));
+  REQUIRE(in.next(&line, &cut));
   CHECK(line == std::string(10, 'x'));
   CHECK(cut);
-  REQUIRE(get_bounded_line(in, &line, &cut, 10));
+  REQUIRE(in.next(&line, &cut));
   CHECK(line == "after");  // the rest of the long line was skipped, not handed on
   CHECK_FALSE(cut);
-  REQUIRE(get_bounded_line(in, &line, &cut, 10));
+  CHECK(in.line_number() == 4);
+  REQUIRE(in.next(&line, &cut));
   CHECK(line == "last");  // no final newline
-  CHECK_FALSE(get_bounded_line(in, &line, &cut, 10));
-}
-
-TEST_CASE("get_bounded_line without skipping leaves the stream inside the long line") {
-  std::istringstream in(std::string(40000, 'x') + "\nnext\n");
-  std::string line;
-  bool cut = false;
-  REQUIRE(get_bounded_line(in, &line, &cut, kMaxInputLine, /*skip_rest=*/false));
-  CHECK(cut);
-  CHECK(line.size() == kMaxInputLine);
-  REQUIRE(get_bounded_line(in, &line, &cut, kMaxInputLine));
-  // The rest of the same long line, not the next one.
-  CHECK_FALSE(line.empty());
-  CHECK(line.find_first_not_of('x') == std::string::npos);
-  REQUIRE(get_bounded_line(in, &line, &cut, kMaxInputLine));
-  CHECK(line == "next");
+  CHECK_FALSE(in.next(&line, &cut));
+  CHECK(in.error().empty());
 }
 
 TEST_CASE("note_unreadable counts every line and keeps the first few") {

@@ -1,5 +1,5 @@
 // compare/collectives on recorder v2 sequences (calls with entry/return state and collective
-// numbers), and collect/collective_trace reading v2 files written here byte by byte per
+// numbers), and evidence/collective_trace reading v2 files written here byte by byte per
 // collect/trace_format.h: torn slots, a wrapped ring, a group whose End is in flight.
 #include <catch2/catch.hpp>
 
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "collect/collective_trace.h"
+#include "evidence/collective_trace.h"
 #include "collect/trace_format.h"
 #include "compare/collectives.h"
 

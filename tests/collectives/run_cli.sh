@@ -22,7 +22,7 @@ expect 2 "no collective records" "$fx/not_a_trace.jsonl"
 grep -q "not_a_trace.jsonl" "$dir/err" || { echo "FAIL: stderr does not name the file"; fail=1; }
 expect 2 "same file twice" "$fx/trace_rank1.jsonl" "$fx/trace_rank1.jsonl"
 expect 1 "json on stdout" "$fx/torch_watchdog.log" --json -
-jq -e '.schema == "denpex.report.v1" and .verdict == "reject" and .findings[0].ranks == [2] and .findings[0].comm == "pg 1" and (.inputs[0].unreadable == 1)' "$dir/out" >/dev/null \
+jq -e '.schema == "denpex.report.v1" and .verdict == "reject" and .findings[0].ranks == [2] and .findings[0].comm == "pg 1" and (.inputs[0].unreadable == 0)' "$dir/out" >/dev/null \
   || { echo "FAIL: JSON report"; cat "$dir/out"; fail=1; }
 grep -q "REJECT" "$dir/err" || { echo "FAIL: human report not on stderr with --json -"; fail=1; }
 # --json to a file goes through the one atomic writer: whole, no temporary left; a file that

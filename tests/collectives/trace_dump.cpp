@@ -1,4 +1,4 @@
-// Test tool: what collect/collective_trace reads from one trace, one line per fact, for the shell
+// Test tool: what evidence/collective_trace reads from one trace, one line per fact, for the shell
 // tests of the recorder (run_recorder.sh) to grep. Not installed.
 //
 //   process calls=C recorded=R overwritten=O torn=T dropped=D in_flight=F end=E signal=S rank=G nccl_mapped=0|1
@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "collect/collective_trace.h"
+#include "evidence/collective_trace.h"
 
 using namespace denpex;
 

@@ -4,6 +4,7 @@
 #include "diagnose/blame.h"
 
 using namespace denpex::diag;
+using namespace denpex::evidence;
 
 namespace {
 

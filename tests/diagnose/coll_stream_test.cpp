@@ -1,10 +1,10 @@
-// diagnose/coll_stream: settling agreeing positions, lost lines, late and stopped ranks.
+// evidence/coll_stream: settling agreeing positions, lost lines, late and stopped ranks.
 #include <catch2/catch.hpp>
 
-#include "diagnose/coll_stream.h"
+#include "evidence/coll_stream.h"
 
 using namespace denpex;
-using namespace denpex::diag;
+using namespace denpex::evidence;
 
 namespace {
 

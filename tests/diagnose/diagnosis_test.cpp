@@ -11,9 +11,11 @@
 #include "compare/group.h"
 #include "compare/judge.h"
 #include "diagnose/diagnosis.h"
+#include "evidence/input_source.h"
 
 using namespace denpex;
 using namespace denpex::diag;
+using namespace denpex::evidence;
 
 namespace {
 
@@ -23,11 +25,10 @@ void read_dir(LogReader* r, const std::string& dir) {
     files.push_back(e.path().string());
   std::sort(files.begin(), files.end());
   for (const auto& f : files) {
-    std::FILE* in = std::fopen(f.c_str(), "rb");
-    REQUIRE(in != nullptr);
+    OpenedInput in = open_input(f);
+    REQUIRE(in.status == OpenedInput::Status::ok);
     std::string error;
-    REQUIRE(r->read(in, f, &error));
-    std::fclose(in);
+    REQUIRE(r->read(in.source.get(), f, &error));
   }
   r->finish();
 }
@@ -66,7 +67,10 @@ TEST_CASE("OOM on node02 rank 6 initiates; torchrun on node01 blames rank 2, whi
   const DxFinding* init = find(d, "initiating-failure");
   REQUIRE(init != nullptr);
   CHECK(init->f.ranks == std::vector<int>{6});
-  CHECK(init->verify.find("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True") == 0);
+  // The fix names the allocator setting the message suggests; the verify is the signature's,
+  // a command that works when pasted.
+  CHECK(init->f.fix.find("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True") != std::string::npos);
+  CHECK(init->verify == "denpex-probe diagnose -");
   REQUIRE_FALSE(init->evidence.empty());
   CHECK(init->evidence[0].file.find("node02.log") != std::string::npos);
   CHECK(init->evidence[0].line == 9);

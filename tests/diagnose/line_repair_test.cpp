@@ -1,9 +1,9 @@
-// diagnose/line_repair: every launcher, paste and terminal prefix it strips.
+// evidence/line_repair: every launcher, paste and terminal prefix it strips.
 #include <catch2/catch.hpp>
 
-#include "diagnose/line_repair.h"
+#include "evidence/line_repair.h"
 
-using namespace denpex::diag;
+using namespace denpex::evidence;
 
 namespace {
 std::string rest(std::string line, LineLabel* lab) {

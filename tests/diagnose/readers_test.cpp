@@ -1,12 +1,12 @@
-// diagnose/log_reader: each record format it reads, from the text a user pastes.
+// evidence/log_reader: each record format it reads, from the text a user pastes.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 
-#include "diagnose/log_reader.h"
+#include "evidence/log_reader.h"
 
 using namespace denpex;
-using namespace denpex::diag;
+using namespace denpex::evidence;
 
 namespace {
 

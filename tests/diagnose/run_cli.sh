@@ -23,7 +23,7 @@ expect 1 "oom fixture" diagnose "$fx/oom_two_nodes" --json "$tmp/j.json"
 check "initiating rank 6 on node02" '.diagnosis.initiating.ranks == [6] and .diagnosis.initiating.hosts == ["node02"] and (.diagnosis.initiating.what | test("OutOfMemoryError"))'
 check "collateral ranks 0-3 timed out, 4,5,7 stopped" '[.diagnosis.collateral[].ranks] == [[0,1,2,3],[4,5,7]]'
 check "launcher claim is wrong" '.diagnosis.launcher_claim.correct == false and (.diagnosis.launcher_claim.note | test("names rank 2"))'
-check "finding with evidence, fix and verify" '.findings[0].code == "initiating-failure" and .findings[0].evidence[0].line == 9 and (.findings[0].verify | test("PYTORCH_CUDA_ALLOC_CONF"))'
+check "finding with evidence, fix and verify" '.findings[0].code == "initiating-failure" and .findings[0].evidence[0].line == 9 and (.findings[0].fix | test("PYTORCH_CUDA_ALLOC_CONF")) and .findings[0].verify == "denpex-probe diagnose -"'
 head -1 "$tmp/out" | grep -q "^Started by: rank 6 on node02" || { echo "FAIL: human report does not lead with the initiating rank"; head -3 "$tmp/out"; fail=1; }
 sed -n 2p "$tmp/out" | grep -q "^Followed: " || { echo "FAIL: human report's second line is not the collateral"; fail=1; }
 

@@ -19,9 +19,6 @@ git rev-parse --git-dir >/dev/null 2>&1 || { echo "SKIP: $src is not a git check
 # checked while they still hold what this test looks for (the test says so; when one is clean or
 # gone, it says to take it off this list).
 pending=(
-  collect/nccl_log.cpp diagnose/blame.h diagnose/diagnosis.h
-  diagnose/log_reader.h launch/collectives_cmd.cpp launch/collectives_cmd.h
-  launch/diagnose_cmd.h
 )
 
 kind_of() {  # prints c, shell, cmake, man or nothing

@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-namespace denpex::diag {
+namespace denpex::evidence {
 
 // Ranks and counts above this are not believed (a rank count of 2^31 from the input is a bad
 // record, not a reason to allocate).
@@ -39,6 +39,7 @@ struct LineLabel {
   std::string worker;       // Ray "ip:pid": one process, whatever it prints
   When when;                // the first timestamp found in a prefix
   bool wrapped = false;     // the line ended with a terminal's wrap marker ('$') that was removed
+  int counter = -1;         // a leading "[N] " taken for a paste tool's counter (a rank in some reports)
 };
 
 // Strips launcher, paste and timestamp prefixes from `line` (in place: returns the rest as a
@@ -58,4 +59,4 @@ bool parse_dec(std::string_view s, long long* out, size_t* used);
 // Same for hexadecimal (an optional "0x").
 bool parse_hex(std::string_view s, unsigned long long* out, size_t* used);
 
-}  // namespace denpex::diag
+}  // namespace denpex::evidence

@@ -1,10 +1,10 @@
-#include "diagnose/line_repair.h"
+#include "evidence/line_repair.h"
 
 #include <cstring>
 
 #include <fmt/format.h>
 
-namespace denpex::diag {
+namespace denpex::evidence {
 
 namespace {
 
@@ -226,8 +226,11 @@ size_t bracket_prefix(std::string_view s, LineLabel* label) {
   if (parse_dec(s.substr(1), &v, &n) || n > 0) {
     // A paste tool's line counter: digits only, then "] ". Not NCCL's "[0] NCCL INFO" (that
     // follows a host:pid:tid header, never starts a line).
-    if (n > 0 && s.size() > n + 2 && s[n + 1] == ']' && s[n + 2] == ' ' && !starts(s.substr(n + 3), "NCCL "))
+    if (n > 0 && s.size() > n + 2 && s[n + 1] == ']' && s[n + 2] == ' ' && !starts(s.substr(n + 3), "NCCL ")) {
+      // Kept: a report's "[7] finished collective ..." names a rank in the same shape.
+      if (label->counter < 0 && v < kMaxRank) label->counter = static_cast<int>(v);
       return n + 3;
+    }
   }
   When w;
   size_t t = parse_timestamp(s.substr(1), &w);
@@ -363,4 +366,4 @@ std::string_view repair_line(std::string* line, LineLabel* label) {
   return s;
 }
 
-}  // namespace denpex::diag
+}  // namespace denpex::evidence

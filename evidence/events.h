@@ -1,20 +1,24 @@
-// What the readers found in a job's logs: typed events per process, each with the line that
-// proves it. Plain structs; diagnose/log_reader fills them, diagnose/blame and
-// diagnose/diagnosis judge them.
+// What the room's readers found in a job's logs: typed events per process, each with the line
+// that proves it. Plain structs; evidence/log_reader fills them, diagnose/blame and
+// diagnose/diagnosis judge them without seeing a line format.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "diagnose/line_repair.h"
+#include "evidence/line_repair.h"
 
-namespace denpex::diag {
+namespace denpex::evidence {
 
 // An input line that proves something: where it is and what it said (cut to a few hundred bytes).
 struct Evidence {
+  Evidence() = default;
+  Evidence(std::string f, long long l, std::string t, std::string s = {})
+      : file(std::move(f)), line(l), text(std::move(t)), signal(std::move(s)) {}
   std::string file;
   long long line = 0;
   std::string text;
+  std::string signal;  // the signal table entry that read it ("" for calls and judged facts)
 };
 
 // Who printed a line. `proc` is the process as far as the line tells it ("host:pid" from an NCCL
@@ -39,7 +43,11 @@ struct Fact {
     undefined_symbol, // a = symbol, b = the library that needs it
     driver_stub,      // a = the stub library path ("" when not printed)
     driver_too_old,   // a = what the message said
-    nvml_mismatch,    // NVML: Driver/library version mismatch
+    nvml_mismatch,    // NVML: Driver/library version mismatch (a = message or NVML version)
+    nccl_missing,     // no NCCL could be loaded (a = message)
+    torch_nccl,       // a = the NCCL torch was built with ("2.19.3", torch.cuda.nccl.version())
+    nccl_wheel,       // a = version, b = package ("nvidia-nccl-cu12")
+    nccl_path,        // a = the libnccl file a binary resolves (ldd)
   };
   Kind kind;
   Who who;
@@ -92,6 +100,9 @@ struct Reported {
                        // ranks = the outliers RAS lists one by one, counts = their operation counts
     net_mismatch,      // NET/IB : collective mismatch error
     truncated,         // "Message truncated : received X bytes instead of Y"
+    pair_mismatch,     // two ranks compared and differ (DDP's parameter check): ranks = both
+    shape_mismatch,    // Horovod: tensors of one name with different shapes (ranks unnamed)
+    missing_ranks,     // Horovod stall: ranks = the ranks that did not submit
   };
   Kind kind;
   Who who;
@@ -115,6 +126,8 @@ struct LauncherEntry {
   When when;
   std::string exitcode;   // "1", "-6"
   std::string signal;     // "SIGTERM" ("" when not a signal)
+  long long pid = -1;
+  bool local = false;     // `rank` is a local rank (torchrun's local_rank, mp.spawn's index)
   bool root_cause = false;
   Evidence evidence;
 };
@@ -125,4 +138,4 @@ struct Unreadable {
   std::vector<Evidence> samples;  // the first few
 };
 
-}  // namespace denpex::diag
+}  // namespace denpex::evidence

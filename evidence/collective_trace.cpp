@@ -1,4 +1,4 @@
-#include "collect/collective_trace.h"
+#include "evidence/collective_trace.h"
 
 #include <algorithm>
 #include <cstring>
@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "collect/bounded_line.h"
+#include "evidence/line_reader.h"
 #include "collect/trace_format.h"
 
 namespace denpex {
@@ -236,7 +236,10 @@ CollectiveInput read_collective_trace(const std::string& path) {
   }
   std::string line;
   bool cut = false;
-  if (!get_bounded_line(f, &line, &cut) || cut || !is_collective_trace(line)) {
+  // Lines are read through the room's one bounded reader; no trace record is longer than 16 KiB.
+  std::unique_ptr<evidence::ByteSource> src = evidence::stream_source(&f);
+  evidence::LineReader lines(src.get(), 16 * 1024);
+  if (!lines.next(&line, &cut) || cut || !is_collective_trace(line)) {
     in.status = CollectiveInput::Status::malformed;
     in.error = fmt::format("first line is not a {} or {} header", kSchema, tf::kSchemaV2);
     return in;
@@ -253,7 +256,7 @@ CollectiveInput read_collective_trace(const std::string& path) {
   if (!host.empty()) in.hosts.push_back(host);
 
   std::map<std::pair<std::string, int>, size_t> index;  // (comm, rank in comm) -> sequences[i]
-  while (get_bounded_line(f, &line, &cut)) {
+  while (lines.next(&line, &cut)) {
     ++in.lines;
     if (line.empty()) continue;
     if (cut) {  // no trace record is this long
@@ -308,6 +311,20 @@ CollectiveInput read_collective_trace(const std::string& path) {
     in.sequences[it->second].calls.push_back(c);
   }
   return in;
+}
+
+}  // namespace denpex
+
+namespace denpex {
+
+bool file_is_collective_trace(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return false;
+  std::unique_ptr<evidence::ByteSource> src = evidence::stream_source(&f);
+  evidence::LineReader lines(src.get(), 4096);
+  std::string first;
+  bool cut = false;
+  return lines.next(&first, &cut) && !cut && is_collective_trace(first);
 }
 
 }  // namespace denpex

@@ -1,4 +1,4 @@
-#include "collect/collective_input.h"
+#include "evidence/collective_input.h"
 
 #include <fmt/format.h>
 

@@ -1,18 +1,21 @@
 // Reading libdenpex-trace.so traces into per-rank collective sequences for compare/collectives.h:
 // "denpex.trace.v2" (the crash-safe ring, layout in collect/trace_format.h) and the older JSON-lines
-// "denpex.trace.v1" (a CollectiveInput, collect/collective_input.h). No MPI.
+// "denpex.trace.v1" (a CollectiveInput, evidence/collective_input.h). No MPI.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "collect/collective_input.h"
+#include "evidence/collective_input.h"
 
 namespace denpex {
 
 // True when `first_line` is a denpex.trace.v1 or v2 header, i.e. the file is a recorder trace
 // rather than a log.
 bool is_collective_trace(const std::string& first_line);
+
+// True when the file at `path` starts with a trace header (reads at most its first 4 KiB).
+bool file_is_collective_trace(const std::string& path);
 
 // Reads one trace file. status missing: cannot be opened; malformed: no valid header (v2: or a
 // control block that does not match it). Bad lines after a v1 header (e.g. the last line cut by a

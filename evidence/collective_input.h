@@ -1,5 +1,5 @@
-// What one collective input file (a recorder trace, collect/collective_trace.h, or an NCCL /
-// PyTorch log, collect/nccl_log.h) contributes to `denpex-probe collectives` and `diagnose`:
+// What one collective input file (a recorder trace, evidence/collective_trace.h, or an NCCL /
+// PyTorch log, evidence/collective_log.h) contributes to `denpex-probe collectives` and `diagnose`:
 // per-rank call sequences and watchdog states for compare/collectives.h, and how much of the
 // file could be read. No MPI, no file access here.
 #pragma once

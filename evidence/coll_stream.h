@@ -22,7 +22,7 @@
 
 #include "compare/collectives.h"
 
-namespace denpex::diag {
+namespace denpex::evidence {
 
 struct CollCall {
   long long pos = -1;               // opCount; -1: the next after this rank's previous call
@@ -126,4 +126,4 @@ inline long long decoded_line(long long trace_seq) { return trace_seq & ((1LL <<
 // Equality of what must agree across ranks (buffers and streams are process-local).
 bool same_call(const CollCall& a, const CollCall& b);
 
-}  // namespace denpex::diag
+}  // namespace denpex::evidence

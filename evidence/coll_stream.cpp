@@ -1,11 +1,11 @@
-#include "diagnose/coll_stream.h"
+#include "evidence/coll_stream.h"
 
 #include <algorithm>
 #include <set>
 
 #include <fmt/format.h>
 
-namespace denpex::diag {
+namespace denpex::evidence {
 
 namespace {
 
@@ -318,4 +318,4 @@ CollResult CollStream::finish(const std::function<MemberIdentity(int proc)>& ide
   return out;
 }
 
-}  // namespace denpex::diag
+}  // namespace denpex::evidence

@@ -1,0 +1,20 @@
+// An NCCL / PyTorch log as `denpex-probe collectives` compares it: every COLL call of every
+// communicator member in order (named across ranks by its Init line) and each rank's watchdog
+// state, read through the room's one reader (log_reader.h) with the signal library.
+#pragma once
+
+#include <string>
+
+#include "evidence/collective_input.h"
+#include "evidence/input_source.h"
+
+namespace denpex::evidence {
+
+// Reads one log from `in`; `path` names it. Never fails on content: lines that look like a
+// record but do not parse are counted in `unreadable`; calls on communicators without an Init
+// line are counted in unattributed_calls. status malformed with `error` when the input breaks off.
+CollectiveInput read_collective_log(ByteSource* in, const std::string& path);
+// Opens `path` through open_input(); status missing or malformed with its one-line message.
+CollectiveInput read_collective_log(const std::string& path);
+
+}  // namespace denpex::evidence

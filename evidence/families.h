@@ -1,0 +1,102 @@
+// The family readers: each turns a signal table entry's match into typed events. An entry names
+// its reader ("reader: failure"); readers of records that span lines (fr_trace, RAS, torchrun's
+// summary) also read the lines after the one that opened them. One file per family:
+// read_nccl.cpp (coll, init), read_events.cpp (failure, fact, report, launcher, ranks, pair,
+// none), read_watchdog.cpp, read_fingerprint.cpp, read_desync.cpp, read_horovod.cpp,
+// read_fr_trace.cpp, read_ras.cpp, read_torchrun.cpp.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "evidence/events.h"
+#include "evidence/matcher.h"
+
+namespace denpex::evidence {
+
+class LogReader;
+
+// What a reader knows while it reads one input.
+struct FileState {
+  std::string name;
+  int index = 0;
+  long long line_no = 0;
+  // A line a terminal wrapped, waiting for its continuation.
+  std::string wrapped;
+  LineLabel wrapped_label;
+  long long wrapped_line = 0;
+  bool have_wrapped = false;
+  // An NCCL COLL record cut short, waiting for its body on a later line.
+  std::string pending_coll;
+  LineLabel pending_label;
+  long long pending_line = 0;
+  int pending_age = 0;
+  // The block a multi-line reader is inside ("" none), and what it gathers.
+  std::string block;
+  long long block_count = 0;  // RAS: the operation count of the group line being read
+  Reported report;
+  bool root_cause = false;
+  bool have_entry = false;
+  LauncherEntry entry;
+  // The last process a labelled line came from: a traceback's later lines carry no label.
+  int last_proc = -1;
+  // Horovod's ready lists: the ranks seen ready, and the highest rank named.
+  bool horovod = false;
+  std::vector<int> ready;
+  Reported horovod_report;
+};
+
+// One record being read: the reader, its input, the launcher label, the process it is from.
+struct Record {
+  LogReader& r;
+  FileState& st;
+  const LineLabel& lab;
+  int proc;
+  std::string_view text;
+  bool nccl = false;  // the body of an NCCL record (text is the whole record)
+};
+
+using FamilyRead = void (*)(const Hit& hit, Record& rec);
+
+// The reader an entry names; nullptr for a name no reader has (the table test checks every
+// entry's reader exists).
+FamilyRead family_reader(std::string_view name);
+
+// The readers of records that span lines: true when `t` belonged to the open block (then it is
+// read), false when the block ended before it. Both end the block state in st when it ends.
+bool block_line(std::string_view t, Record& rec);
+// Ends whatever block is open (end of input, or a line that is no part of it).
+void end_block(LogReader& r, FileState& st);
+
+// Shared helpers of the readers.
+std::string_view trim(std::string_view s);
+std::string_view cut(std::string_view s, size_t n);
+std::string short_what(std::string_view what);
+// "{3, 4, 5}" / "[0, 1]" / "5, 6, 3" -> ranks (bounded).
+std::vector<int> int_list(std::string_view s);
+// Errors that follow from someone else's: the peer died, the communicator was torn down.
+bool collateral_text(std::string_view t);
+long long to_ll(std::string_view s, long long fallback = -1);
+
+// The family readers (one per file, see above).
+void read_coll(const Hit&, Record&);
+void read_init(const Hit&, Record&);
+void read_failure(const Hit&, Record&);
+void read_fact(const Hit&, Record&);
+void read_report(const Hit&, Record&);
+void read_launcher(const Hit&, Record&);
+void read_ranks(const Hit&, Record&);
+void read_pair(const Hit&, Record&);
+void read_none(const Hit&, Record&);
+void read_watchdog(const Hit&, Record&);
+void read_fingerprint(const Hit&, Record&);
+void read_desync(const Hit&, Record&);
+void read_horovod(const Hit&, Record&);
+void read_fr_trace(const Hit&, Record&);
+void read_ras(const Hit&, Record&);
+void read_torchrun(const Hit&, Record&);
+bool fr_trace_line(std::string_view t, Record& rec);
+bool ras_line(std::string_view t, Record& rec);
+bool torchrun_line(std::string_view t, Record& rec);
+
+}  // namespace denpex::evidence

@@ -1,0 +1,605 @@
+#include "evidence/log_reader.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "evidence/families.h"
+#include "evidence/matcher.h"
+
+namespace denpex::evidence {
+
+namespace {
+
+bool starts(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_space(char c) { return c == ' ' || c == '\t'; }
+bool has(std::string_view s, std::string_view lit) {
+  return !lit.empty() && s.size() >= lit.size() && memmem(s.data(), s.size(), lit.data(), lit.size()) != nullptr;
+}
+
+// " NCCL " from `from` on: memchr for its 'N' (rare in NCCL and PyTorch records) beats memmem on
+// the hot path of a COLL log.
+size_t find_nccl(std::string_view s, size_t from = 0) {
+  const char* base = s.data();
+  const char* end = base + s.size();
+  const char* p = base + std::min(from + 1, s.size());
+  while (p < end) {
+    p = static_cast<const char*>(std::memchr(p, 'N', static_cast<size_t>(end - p)));
+    if (p == nullptr) return std::string_view::npos;
+    if (end - p >= 5 && p[-1] == ' ' && p[1] == 'C' && p[2] == 'C' && p[3] == 'L' && p[4] == ' ')
+      return static_cast<size_t>(p - 1 - base);
+    ++p;
+  }
+  return std::string_view::npos;
+}
+
+// Where the NCCL record whose " NCCL " is at k starts ("host:pid:tid [dev] "), npos if k is no
+// record header. A glued header starts right after the other record's last character: the
+// longest host-like run (letters, digits, '-', '.', '_') before the first ':' is taken.
+size_t record_start(std::string_view text, size_t k) {
+  std::string_view level = text.substr(k + 6, 5);
+  if (!(starts(level, "INFO") || starts(level, "WARN") || starts(level, "ERROR"))) return std::string_view::npos;
+  size_t close = std::string_view::npos;
+  if (k > 0 && text[k - 1] == ']') {
+    close = k - 1;
+  } else {
+    // "[4] bootstrap.cc:77 NCCL WARN": skip the source location.
+    size_t sp = k == 0 ? std::string_view::npos : text.rfind(' ', k - 1);
+    if (sp != std::string_view::npos && sp > 0 && text[sp - 1] == ']' && k - sp < 64) close = sp - 1;
+  }
+  size_t open = close == std::string_view::npos ? std::string_view::npos : text.rfind('[', close);
+  if (open == std::string_view::npos || close - open > 6 || open < 2 || text[open - 1] != ' ') return std::string_view::npos;
+  size_t e = open - 1, s0 = e;
+  int colons = 0;
+  while (s0 > 0 && !is_space(text[s0 - 1]) && e - s0 < 256) {
+    if (text[s0 - 1] == ':') ++colons;
+    --s0;
+  }
+  if (colons < 2) return std::string_view::npos;
+  std::string_view tok = text.substr(s0, e - s0);
+  size_t h = tok.find(':');
+  while (h > 0) {
+    char c = tok[h - 1];
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_')) break;
+    --h;
+  }
+  return s0 + h;
+}
+
+// A COLL record: "AllReduce: opCount 1a ..." (or an old "Name: ... count N datatype D" form).
+bool is_coll_body(std::string_view body) {
+  size_t colon = body.find(": opCount ");
+  if (colon != std::string_view::npos) return colon < 24;
+  if (body.empty() || !std::isupper(static_cast<unsigned char>(body[0]))) return false;
+  size_t c = body.find(':');
+  return c != std::string_view::npos && c < 20 && has(body, " count ") && has(body, " datatype ");
+}
+
+}  // namespace
+
+LogReader::LogReader(bool keep_all_calls)
+    : hits(builtin_matcher().table().signals.size(), 0), matcher_(builtin_matcher()),
+      keep_all_calls_(keep_all_calls), coll_entry_(builtin_matcher().first_of_reader("coll")) {}
+
+LogReader::~LogReader() = default;
+
+Evidence LogReader::evidence(const FileState& st, std::string_view text) const {
+  return Evidence{st.name, st.line_no, std::string(cut(trim(text), kEvidenceChars))};
+}
+
+void LogReader::bad(const FileState& st, std::string_view text) {
+  ++unreadable.count;
+  if (unreadable.samples.size() < kMaxSamples) unreadable.samples.push_back(evidence(st, text));
+}
+
+Who LogReader::who_of(int proc) const {
+  Who w;
+  w.index = proc;
+  if (valid_process(proc)) {
+    const Process& p = processes[static_cast<size_t>(proc)];
+    w.rank = p.rank;
+    w.host = p.host;
+    w.proc = p.key;
+  }
+  return w;
+}
+
+void LogReader::add_failure(Failure f) {
+  ++records;
+  if (failures.size() < kMaxEvents) failures.push_back(std::move(f));
+  else ++events_dropped;
+}
+void LogReader::add_fact(Fact f) {
+  ++records;
+  if (facts.size() < kMaxEvents) facts.push_back(std::move(f));
+  else ++events_dropped;
+}
+void LogReader::add_watch(WatchRecord w) {
+  ++records;
+  if (watch.size() < kMaxEvents) watch.push_back(std::move(w));
+  else ++events_dropped;
+}
+void LogReader::add_reported(Reported r) {
+  ++records;
+  if (reported.size() < kMaxEvents) reported.push_back(std::move(r));
+  else ++events_dropped;
+}
+void LogReader::add_launcher(LauncherEntry e) {
+  ++records;
+  if (launcher.size() < kMaxEvents) launcher.push_back(std::move(e));
+  else ++events_dropped;
+}
+
+int LogReader::process_by_key(const std::string& key, int rank) {
+  auto it = proc_index_.find(key);
+  if (it != proc_index_.end()) return it->second;
+  int idx = static_cast<int>(processes.size());
+  Process p;
+  p.key = key;
+  p.rank = rank;
+  p.rank_weak = rank < 0;
+  p.file = static_cast<int>(files.size()) - 1;
+  processes.push_back(p);
+  proc_index_.emplace(key, idx);
+  return idx;
+}
+
+int LogReader::process_for(const LineLabel& lab, std::string_view host, long long pid) {
+  // The process key: the launcher's rank label, else Ray's worker, else NCCL's host:pid, else
+  // srun's task, else none.
+  std::string key;
+  std::string header = host.empty() ? std::string() : fmt::format("{}:{}", host, pid);
+  if (lab.rank >= 0) key = fmt::format("rank {}", lab.rank);
+  else if (!lab.worker.empty()) key = lab.worker;
+  else if (!header.empty()) key = header;
+  else if (lab.task >= 0) key = lab.host.empty() ? fmt::format("task {}", lab.task) : fmt::format("{} task {}", lab.host, lab.task);
+  else return -1;
+  int idx = process_by_key(key, lab.rank);
+  if (lab.task >= 0) {
+    if (lab.rank >= 0 && lab.rank != lab.task) tasks_are_nodes_ = true;
+    if (!header.empty() && task_procs_.size() < 100000) task_procs_[lab.task].insert(idx);
+  }
+  Process& p = processes[static_cast<size_t>(idx)];
+  if (!host.empty() && (p.host.empty() || !lab.worker.empty())) p.host = std::string(host);
+  else if (p.host.empty() && !lab.host.empty()) p.host = lab.host;
+  if (pid >= 0 && p.pid < 0) p.pid = pid;
+  // The same process under its NCCL header name: lines without the launcher label (or from
+  // another file) find it by host:pid.
+  if (!header.empty() && key != header) {
+    auto h = proc_index_.find(header);
+    if (h == proc_index_.end()) {
+      proc_index_.emplace(header, idx);
+    } else if (h->second != idx && lab.rank >= 0) {
+      Process& other = processes[static_cast<size_t>(h->second)];
+      if (other.rank < 0 || other.rank_weak) {
+        other.rank = lab.rank;
+        other.rank_weak = false;
+      }
+    }
+  }
+  return idx;
+}
+
+bool LogReader::read(ByteSource* in, const std::string& name, std::string* error) {
+  FileState st;
+  st.name = name;
+  st.index = static_cast<int>(files.size());
+  files.push_back(name);
+  LineReader lr(in, kMaxLine);
+  std::string line;
+  bool cut_line = false;
+  while (lr.next(&line, &cut_line)) {
+    st.line_no = lr.line_number();
+    ++lines;
+    // A line longer than any record: what was kept is read, the rest was skipped.
+    if (cut_line) bad(st, fmt::format("line longer than {} KiB cut: {}", kMaxLine / 1024, cut(line, 120)));
+    this->line(&line, st);
+  }
+  end_file(st);
+  if (!lr.error().empty()) {
+    *error = lr.error();
+    return false;
+  }
+  return true;
+}
+
+void LogReader::end_file(FileState& st) {
+  // Whatever waits for a continuation is read as it is.
+  std::string flush;
+  line(&flush, st);
+  end_block(*this, st);
+  if (!st.pending_coll.empty()) bad(st, st.pending_coll);
+}
+
+void LogReader::read_text(const std::string& text, const std::string& name) {
+  auto src = memory_source(text);
+  std::string error;
+  read(src.get(), name, &error);
+}
+
+bool LogReader::join_wrapped(std::string* raw, std::string_view text, const LineLabel& lab, FileState& st) {
+  // The previous line was cut by the terminal: this one continues it when it starts with the
+  // rest of the record (indented, or a digit; no record marker of its own).
+  std::string_view t = text;
+  // A WorkNCCL(...) record cut before its ')' goes on on the next line, mid-word.
+  bool open_work = has(st.wrapped, "WorkNCCL(") && st.wrapped.find(')', st.wrapped.find("WorkNCCL(")) == std::string::npos;
+  bool continues = !raw->empty() && !t.empty() && !has(t, "NCCL INFO") && !has(t, "NCCL WARN") &&
+                   !has(t, "WorkNCCL(") &&
+                   (is_space((*raw)[0]) || is_digit(t[0]) ||
+                    (open_work && lab.rank < 0 && lab.task < 0 && lab.worker.empty() && !lab.when.known()));
+  std::string joined = std::move(st.wrapped);
+  LineLabel jl = st.wrapped_label;
+  long long jline = st.wrapped_line;
+  st.have_wrapped = false;
+  st.wrapped.clear();
+  long long here = st.line_no;
+  st.line_no = jline;
+  if (!continues) {
+    segment(joined, jl, st);
+    st.line_no = here;
+    return false;
+  }
+  // The wrap marker took the place of the last character before it: complete a COLL key cut
+  // short ("coun" -> "count").
+  size_t sp = joined.rfind(' ');
+  std::string_view last = sp == std::string::npos ? std::string_view() : std::string_view(joined).substr(sp + 1);
+  for (std::string_view key : {"opCount", "sendbuff", "recvbuff", "count", "datatype", "root", "comm", "stream"})
+    if (!last.empty() && last.size() < key.size() && starts(key, last)) {
+      joined.resize(sp + 1);
+      joined.append(key);
+      break;
+    }
+  if (!open_work) joined.append(" ");
+  joined.append(trim(t));
+  jl.wrapped = lab.wrapped;
+  if (lab.wrapped) {
+    st.wrapped = joined;
+    st.wrapped_label = jl;
+    st.wrapped_line = jline;
+    st.have_wrapped = true;
+  } else {
+    segment(joined, jl, st);
+  }
+  st.line_no = here;
+  return true;
+}
+
+void LogReader::line(std::string* raw, FileState& st) {
+  LineLabel lab;
+  std::string_view text = repair_line(raw, &lab);
+  if (st.have_wrapped && join_wrapped(raw, text, lab, st)) return;
+  size_t work = text.find("WorkNCCL(");
+  bool open_work = work != std::string_view::npos && text.find(')', work) == std::string_view::npos;
+  if (lab.wrapped || open_work) {
+    st.wrapped.assign(text.data(), text.size());
+    st.wrapped_label = lab;
+    st.wrapped_line = st.line_no;
+    st.have_wrapped = true;
+    return;
+  }
+  if (text.empty()) {
+    if (st.block == "fr_trace") end_block(*this, st);
+    return;
+  }
+  segment(text, lab, st);
+}
+
+// Splits a line into records: NCCL headers may be glued onto another process's output or onto
+// each other; more than a few glued records on one line are read as the last one's text.
+void LogReader::segment(std::string_view text, const LineLabel& lab, FileState& st) {
+  size_t starts_buf[16];
+  size_t nstarts = 0;
+  for (size_t k = find_nccl(text); k != std::string_view::npos; k = find_nccl(text, k + 6)) {
+    size_t b = record_start(text, k);
+    if (b != std::string_view::npos && (nstarts == 0 || b > starts_buf[nstarts - 1]) && nstarts < 16) starts_buf[nstarts++] = b;
+  }
+  if (nstarts == 0) {
+    other_record(text, lab, st);
+    return;
+  }
+  // A record glued on with its own launcher prefix ("...stream 0x7f(RayTrainWorker pid=2,
+  // ip=10.0.0.2) host:2:3 [0] NCCL INFO ...") starts at that prefix and has its own label.
+  bool own_prefix[16] = {};
+  for (size_t i = 1; i < nstarts; ++i) {
+    size_t b = starts_buf[i];
+    if (b < 3 || text[b - 1] != ' ' || text[b - 2] != ')') continue;
+    size_t open = text.rfind('(', b - 2);
+    if (open != std::string_view::npos && open > starts_buf[i - 1] && b - open < 128 &&
+        text.substr(open, b - open).find("pid=") != std::string_view::npos) {
+      starts_buf[i] = open;
+      own_prefix[i] = true;
+    }
+  }
+  std::string_view head = trim(text.substr(0, starts_buf[0]));
+  if (!head.empty()) other_record(head, lab, st);
+  for (size_t i = 0; i < nstarts; ++i) {
+    size_t e = i + 1 < nstarts ? starts_buf[i + 1] : text.size();
+    std::string_view rec = text.substr(starts_buf[i], e - starts_buf[i]);
+    if (!own_prefix[i]) {
+      // A record glued onto another process's output is not that process's: the line's label
+      // belongs to the first record only.
+      nccl_record(rec, i == 0 ? lab : LineLabel(), st);
+      continue;
+    }
+    std::string own(rec);
+    LineLabel own_lab;
+    std::string_view repaired = repair_line(&own, &own_lab);
+    nccl_record(repaired, own_lab, st);
+  }
+}
+
+int LogReader::header_process(std::string_view hdr, const LineLabel& lab) {
+  size_t c2 = hdr.rfind(':');
+  size_t c1 = c2 == std::string_view::npos || c2 == 0 ? std::string_view::npos : hdr.rfind(':', c2 - 1);
+  std::string_view host;
+  long long pid = -1;
+  if (c1 != std::string_view::npos) {
+    host = hdr.substr(0, c1);
+    size_t n;
+    if (!parse_dec(hdr.substr(c1 + 1), &pid, &n)) pid = -1;
+  }
+  // A header glued onto the end of a hex pointer takes its digits: a host seen before that ends
+  // the run is the host.
+  if (!host.empty() && !hosts_seen_.count(std::string(host))) {
+    for (const auto& h : hosts_seen_)
+      if (h.size() < host.size() && host.substr(host.size() - h.size()) == h) {
+        host = host.substr(host.size() - h.size());
+        break;
+      }
+    if (hosts_seen_.size() < 100000) hosts_seen_.insert(std::string(host));
+  }
+  if (!lab.worker.empty() || lab.rank >= 0 || lab.task >= 0 || !lab.host.empty()) return process_for(lab, host, pid);
+  hdr_key_.assign(hdr.data(), hdr.size());
+  auto it = hdr_proc_.find(hdr_key_);
+  if (it != hdr_proc_.end()) return it->second;
+  int proc = process_for(lab, host, pid);
+  if (hdr_proc_.size() < 100000) hdr_proc_.emplace(hdr_key_, proc);
+  return proc;
+}
+
+void LogReader::nccl_record(std::string_view rec, const LineLabel& lab, FileState& st) {
+  // The header ends at " [dev]"; the level follows (after an optional "file.cc:77").
+  size_t open = rec.find(" [");
+  size_t k = find_nccl(rec);
+  if (open == std::string_view::npos || k == std::string_view::npos || open > k) {
+    bad(st, rec);
+    return;
+  }
+  int proc = header_process(rec.substr(0, open), lab);
+  st.last_proc = proc;
+  std::string_view level_body = rec.substr(k + 6);  // "INFO ..." / "WARN ..."
+  bool warn = starts(level_body, "WARN");
+  size_t sp = level_body.find(' ');
+  std::string_view body = sp == std::string_view::npos ? std::string_view() : level_body.substr(sp + 1);
+  Record r{*this, st, lab, proc, rec, true};
+  Hit hit;
+  if (!warn && coll_entry_ >= 0 && is_coll_body(body)) {
+    // The hot path: COLL lines go to their hand-written reader without a pattern match.
+    hit.signal = &matcher_.table().signals[static_cast<size_t>(coll_entry_)];
+    hit.index = coll_entry_;
+    hit.text = body;
+    ++hits[static_cast<size_t>(coll_entry_)];
+    read_coll(hit, r);
+    return;
+  }
+  std::string_view scoped = warn ? level_body : body;
+  if (matcher_.match(warn ? Scope::nccl_warn : Scope::nccl_info, scoped, &hit)) {
+    dispatch(hit, r);
+    return;
+  }
+  // Other INFO lines say nothing we judge (channels, rings, "-> 3" error traces).
+  if (!st.pending_coll.empty() && ++st.pending_age > 8) {
+    bad(st, st.pending_coll);
+    st.pending_coll.clear();
+  }
+}
+
+bool LogReader::dispatch(const Hit& hit, Record& rec) {
+  FamilyRead fn = family_reader(hit.signal->reader);
+  if (fn == nullptr) return false;
+  ++hits[static_cast<size_t>(hit.index)];
+  fn(hit, rec);
+  return true;
+}
+
+// The process a line outside NCCL records is from: its launcher label, else the "[Rank r]" or
+// "[PG i Rank r]" tag of a watchdog line, else whoever printed the lines before (a traceback's
+// later lines carry no label), else the file itself.
+int LogReader::line_process(std::string_view t, const LineLabel& lab, FileState& st) {
+  int proc = process_for(lab, {}, -1);
+  if (proc >= 0) {
+    st.last_proc = proc;
+    return proc;
+  }
+  if (has(t, "WorkNCCL(") || has(t, "last enqueued") || has(t, "Timeout at NCCL work:")) {
+    size_t tag = t.find("[PG ");
+    size_t rk = t.find("[Rank ");
+    std::string key;
+    long long r = -1;
+    if (tag != std::string_view::npos) {
+      size_t close = t.find(']', tag);
+      std::string_view inside = t.substr(tag + 1, close == std::string_view::npos ? 0 : close - tag - 1);
+      size_t rr = inside.find(" Rank ");
+      if (rr != std::string_view::npos) r = to_ll(inside.substr(rr + 6));
+      bool world = starts(inside, "PG 0 ") || has(inside, "default_pg") || starts(inside, "PG ID 0 ");
+      if (r >= 0 && r < kMaxRank) key = world ? fmt::format("rank {}", r) : fmt::format("{} rank {}", inside.substr(0, rr), r);
+    } else if (rk != std::string_view::npos) {
+      r = to_ll(t.substr(rk + 6));
+      if (r >= 0 && r < kMaxRank) key = fmt::format("rank {}", r);
+    }
+    if (!key.empty()) return process_by_key(key, starts(key, "rank ") ? static_cast<int>(r) : -1);
+  }
+  if (st.last_proc >= 0) return st.last_proc;
+  return process_by_key(fmt::format("file {}", st.name), -1);
+}
+
+void LogReader::other_record(std::string_view t, const LineLabel& lab, FileState& st) {
+  t = trim(t);
+  if (t.empty()) return;
+  Record probe{*this, st, lab, st.last_proc, t, false};
+  if (!st.block.empty() && block_line(t, probe)) return;
+  if (!st.pending_coll.empty()) {
+    // A COLL header waiting for its body: this line may be it.
+    if (has(t, " datatype ") || has(t, " comm 0x")) {
+      std::string joined = st.pending_coll + " " + std::string(t);
+      st.pending_coll.clear();
+      long long here = st.line_no;
+      st.line_no = st.pending_line;
+      LineLabel pl = st.pending_label;
+      nccl_record(joined, pl, st);
+      st.line_no = here;
+      return;
+    }
+    if (++st.pending_age > 8) {
+      bad(st, st.pending_coll);
+      st.pending_coll.clear();
+    }
+  }
+  // A labelled line names its process even when nothing in it is read (a traceback's later
+  // lines belong to it; srun task numbers are told from ranks by what labels share a task).
+  int labelled = lab.rank >= 0 || lab.task >= 0 || !lab.worker.empty() ? process_for(lab, {}, -1) : -1;
+  if (labelled >= 0) st.last_proc = labelled;
+  Hit hit;
+  if (!matcher_.match(Scope::line, t, &hit)) return;
+  Record rec{*this, st, lab, labelled >= 0 ? labelled : line_process(t, lab, st), t, false};
+  dispatch(hit, rec);
+}
+
+std::string LogReader::comm_id(int proc, unsigned long long ptr) const {
+  auto it = init_.find({proc, ptr});
+  return it == init_.end() ? std::string() : it->second.id;
+}
+
+void LogReader::add_init(int proc, unsigned long long ptr, const std::string& id, int rank, int nranks, bool complete) {
+  Init in;
+  in.id = id;
+  in.rank = rank;
+  in.nranks = nranks;
+  if (complete || !init_.count({proc, ptr})) init_[{proc, ptr}] = in;
+  // A line whose process could not be told (proc < 0) names no process to give a rank to.
+  if (proc >= 0) {
+    auto& w = widest_init_[proc];
+    if (nranks > w.first) w = {nranks, rank};
+  }
+}
+
+void LogReader::add_call(int proc, unsigned long long comm_ptr, long long nranks, const CollCall& call) {
+  ++records;
+  ++coll_calls;
+  auto key = std::make_pair(proc, comm_ptr);
+  auto it = comm_of_.find(key);
+  if (it != comm_of_.end()) {
+    if (keep_all_calls_) all_calls[static_cast<size_t>(it->second.first)].calls.push_back(call);
+    else stream_.add(it->second.first, it->second.second, call);
+    return;
+  }
+  auto in = init_.find(key);
+  std::string id;
+  int rank_in_comm = in != init_.end() ? in->second.rank : -1;
+  if (in != init_.end() && !in->second.id.empty()) {
+    id = in->second.id;
+  } else if (keep_all_calls_ && in == init_.end()) {
+    // Without an Init line the communicator cannot be named across ranks: counted, not compared.
+    ++unattributed_calls;
+    return;
+  } else {
+    // No identity on the Init line (or no Init line): matched across ranks by size and order of
+    // first use in each process, which is unambiguous only while a process has one such
+    // communicator.
+    unmatched_comms_ = true;
+    int& nth = unnamed_count_[{proc, fmt::format("{}", nranks)}];
+    id = nth == 0 ? fmt::format("nranks={}", nranks) : fmt::format("nranks={}#{}", nranks, nth + 1);
+    if (nth > 0) ambiguous_comms_ = true;
+    ++nth;
+  }
+  if (keep_all_calls_) {
+    MemberCalls m{id, proc, rank_in_comm, static_cast<int>(nranks), {call}};
+    it = comm_of_.emplace(key, std::make_pair(static_cast<int>(all_calls.size()), 0)).first;
+    all_calls.push_back(std::move(m));
+    return;
+  }
+  int ci = stream_.comm(id, static_cast<int>(nranks));
+  int mi = stream_.member(ci, proc < 0 ? 0 : proc, rank_in_comm);
+  comm_of_.emplace(key, std::make_pair(ci, mi));
+  stream_.add(ci, mi, call);
+}
+
+void LogReader::resolve_identities() {
+  // The launcher's summary names each failed rank's host: processes known by rank only get it.
+  std::map<int, std::string> host_of_rank;
+  for (const auto& e : launcher)
+    if (e.rank >= 0 && !e.host.empty() && !e.local) host_of_rank.emplace(e.rank, e.host);
+  for (auto& p : processes)
+    if (p.host.empty() && p.rank >= 0 && host_of_rank.count(p.rank)) p.host = host_of_rank[p.rank];
+  // A process known only by its pid (a launcher stopped it) is the rank the launcher's summary
+  // gives that pid.
+  for (const auto& e : launcher)
+    if (e.pid >= 0 && e.rank >= 0 && !e.local)
+      for (auto& p : processes)
+        if (p.pid == e.pid && p.rank < 0) {
+          p.rank = e.rank;
+          if (p.host.empty()) p.host = e.host;
+        }
+  // srun tasks that are single processes: the task number is the rank.
+  if (!tasks_are_nodes_)
+    for (const auto& [task, procs] : task_procs_)
+      if (procs.size() == 1 && valid_process(*procs.begin())) {
+        Process& p = processes[static_cast<size_t>(*procs.begin())];
+        if (p.rank < 0) p.rank = task;
+      }
+  // A process whose rank is unknown but which joined the widest communicator with an Init line:
+  // its rank there is the job-wide rank (the world communicator is the widest).
+  int world = 0;
+  for (const auto& kv : widest_init_) world = std::max(world, kv.second.first);
+  for (const auto& kv : widest_init_) {
+    if (!valid_process(kv.first)) continue;
+    Process& p = processes[static_cast<size_t>(kv.first)];
+    if (p.rank < 0 && kv.second.first == world && world > 1) {
+      p.rank = kv.second.second;
+      p.rank_weak = true;
+    }
+  }
+  // A rank's host known under one of its names (its NCCL header) serves its other names ("rank 1").
+  std::map<int, std::string> host_by_rank;
+  for (const auto& p : processes)
+    if (p.rank >= 0 && !p.host.empty()) host_by_rank.emplace(p.rank, p.host);
+  for (auto& p : processes)
+    if (p.rank >= 0 && p.host.empty() && host_by_rank.count(p.rank)) p.host = host_by_rank[p.rank];
+}
+
+void LogReader::finish() {
+  resolve_identities();
+  auto resolve = [&](Who& w) {
+    if (!valid_process(w.index)) return;
+    const Process& p = processes[static_cast<size_t>(w.index)];
+    if (w.rank < 0) w.rank = p.rank;
+    if (w.host.empty()) w.host = p.host;
+  };
+  for (auto& f : facts) resolve(f.who);
+  for (auto& f : failures) resolve(f.who);
+  for (auto& w : watch)
+    if (!w.fingerprint) resolve(w.who);
+  for (auto& r : reported) resolve(r.who);
+  if (keep_all_calls_) return;
+  coll = stream_.finish(
+      [&](int proc) {
+        MemberIdentity id;
+        if (valid_process(proc)) {
+          const Process& p = processes[static_cast<size_t>(proc)];
+          id.global_rank = p.rank;
+          id.host = p.host;
+          id.pid = p.pid;
+          id.name = p.key;
+        }
+        return id;
+      },
+      files);
+  if (unmatched_comms_)
+    notes.push_back(ambiguous_comms_
+                        ? "some processes use several communicators of one size without Init COMPLETE lines: they were matched by size and order of first use, which may be wrong"
+                        : "communicators without Init COMPLETE lines were matched across ranks by their size (nranks)");
+}
+
+}  // namespace denpex::evidence

@@ -1,0 +1,65 @@
+// Launcher lines: a worker's exit as torchelastic, DeepSpeed, mp.spawn, srun or mpirun reports
+// it (the launcher's claim, checked against the ranks' own lines by diagnose/blame), and the
+// workers a launcher stopped (collateral).
+#include <fmt/format.h>
+
+#include "evidence/families.h"
+#include "evidence/log_reader.h"
+
+namespace denpex::evidence {
+
+namespace {
+
+// The process with this pid (from its NCCL header), or a new one named by it.
+int process_of_pid(LogReader& r, long long pid) {
+  for (size_t i = 0; i < r.processes.size(); ++i)
+    if (r.processes[i].pid == pid) return static_cast<int>(i);
+  int idx = r.process_by_key(fmt::format("pid {}", pid), -1);
+  r.processes[static_cast<size_t>(idx)].pid = pid;
+  return idx;
+}
+
+std::string signal_name(std::string_view s) {
+  long long n = to_ll(s);
+  if (n == 9) return "SIGKILL";
+  if (n == 15) return "SIGTERM";
+  if (n == 6) return "SIGABRT";
+  if (n == 11) return "SIGSEGV";
+  return std::string(s);
+}
+
+}  // namespace
+
+void read_launcher(const Hit& hit, Record& rec) {
+  long long pid = to_ll(hit.get(Field::pid));
+  if (hit.signal->kind == "kill") {
+    if (pid < 0) return;
+    Failure f;
+    f.kind = Failure::Kind::killed;
+    f.who = rec.r.who_of(process_of_pid(rec.r, pid));
+    f.what = std::string(cut(trim(hit.text), 160));
+    f.when = rec.lab.when;
+    f.evidence = rec.r.evidence(rec.st, rec.text);
+    f.evidence.signal = hit.signal->id;
+    rec.r.add_failure(std::move(f));
+    return;
+  }
+  LauncherEntry e;
+  long long rank = to_ll(hit.get(Field::rank));
+  long long local = to_ll(hit.get(Field::local_rank));
+  e.local = rank < 0 && local >= 0;
+  long long r = rank >= 0 ? rank : local;
+  e.rank = r >= 0 && r < kMaxRank ? static_cast<int>(r) : -1;
+  e.host = std::string(cut(hit.get(Field::host), 128));
+  if (e.host.empty()) e.host = rec.lab.host;
+  e.pid = pid;
+  e.when = rec.lab.when;
+  e.exitcode = std::string(hit.has(Field::exit_code) ? hit.get(Field::exit_code) : cut(trim(hit.get(Field::what)), 60));
+  e.signal = signal_name(hit.get(Field::signal));
+  if (e.signal.empty() && (e.exitcode.find("Killed") != std::string::npos || e.exitcode == "-9")) e.signal = "SIGKILL";
+  e.evidence = rec.r.evidence(rec.st, rec.text);
+  e.evidence.signal = hit.signal->id;
+  rec.r.add_launcher(std::move(e));
+}
+
+}  // namespace denpex::evidence
