@@ -46,8 +46,9 @@ constexpr double kRecordGrace = 5.0;
 // How a rank leaves MPI (MpiJob::finish).
 enum class JobEnd {
   finalize,     // every rank answered: MPI_Finalize
-  abort,        // this rank calls MPI_Abort: rank 0 when a rank never answered; any rank whose
-                // MPI call failed or to which rank 0 never sent the verdict
+  abort,        // this rank calls MPI_Abort: rank 0 when a rank never answered or never
+                // confirmed the verdict; any rank whose MPI call failed, or that rank 0 never
+                // sent the verdict or its word to finalize
   await_abort,  // rank 0 said it aborts: no MPI_Finalize (Open MPI's waits for every rank);
                 // wait for the launcher to end this rank
 };
@@ -121,7 +122,8 @@ class MpiJob {
   int tell_verdict(int code, std::string* note);
   int hear_verdict(double until, std::string* note);
   // Step 4 at rank 0: true when every rank that reported confirmed within confirm_wait_; tells
-  // each one that confirmed whether to finalize. False with *note set when an MPI call failed.
+  // each one that confirmed whether to finalize. False when one did not (*confirmed says how
+  // many did), or with *note set when an MPI call failed.
   bool confirm_at_root(int* confirmed, std::string* note);
   CollectResult send_to_root(const RankRecord* mine, const std::string& host,
                              const std::string& failure, double deadline);
