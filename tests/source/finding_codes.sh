@@ -16,8 +16,9 @@ known=$(sed -n 's/^| `\([a-z-]*\)` |.*/\1/p' "$docs" | sort -u)
 [ -n "$known" ] || { echo "finding_codes.sh: no codes found in $docs" >&2; exit 1; }
 families=$(printf '%s\n' "$known" | sed 's/-.*//' | sort -u | paste -sd'|' -)
 # Quoted literals of a code family that are not finding codes: the origins of an NCCL
-# (nccl.origin, nccl_candidates[].origin: probe/record.h), which share the torch-/cuda- prefixes.
-not_codes='torch-static torch-wheel torch-rpath torch-runpath cuda-toolkit'
+# (nccl.origin, nccl_candidates[].origin: probe/record.h), which share the torch-/cuda- prefixes;
+# the scopes of the signal library (evidence/signals.txt: which lines a signal is tried on).
+not_codes='torch-static torch-wheel torch-rpath torch-runpath cuda-toolkit nccl-info nccl-warn'
 
 files=$(cd "$src" && find . -path ./tests -prune -o -path './build*' -prune -o -path ./.git -prune \
   -o \( -name '*.cpp' -o -name '*.h' -o -name '*.c' \) -type f -print | sed 's|^\./||' |
