@@ -487,8 +487,8 @@ int run_torchrun(const Options& o, const TorchrunWorker& w) {
   }
   CollectResult cr = job.collect(have ? &mine : nullptr, host_name(), failure, deadline);
   if (!cr.error.empty()) {
-    std::fprintf(stderr, "denpex-probe: %s; cannot judge the job, exiting 2\n",
-                 cr.error.c_str());
+    std::fprintf(stderr, "denpex-probe: %s; cannot judge the job: %s; exiting 2\n",
+                 cr.error.c_str(), store_advice(StoreStatus::closed));
     return 2;
   }
   int code = w.rank == 0 ? judge_at_root(o, std::move(cr), "torchrun") : 0;
