@@ -17,6 +17,9 @@ namespace {
 
 using Where = std::pair<std::string, long long>;
 
+// About two terminal lines: room for both sides of a one-line mismatch and their context.
+constexpr std::size_t kDifferenceWidth = 220;
+
 std::vector<EvidenceLine> lines_of(const std::vector<diag::Evidence>& ev) {
   std::vector<EvidenceLine> out;
   for (const auto& e : ev) out.push_back(EvidenceLine{e.file, e.line, e.text});
@@ -25,10 +28,14 @@ std::vector<EvidenceLine> lines_of(const std::vector<diag::Evidence>& ev) {
 
 // The evidence cut as cut_evidence does, kept as diag::Evidence (the signal of the first
 // evidence at the same place is kept).
+// A finding with both sides cuts around them; one without (an exception, a crash) keeps as much
+// of each line as the readers keep, cut at a word boundary.
 std::vector<diag::Evidence> cut(const std::vector<diag::Evidence>& ev, const std::string& found,
                                 const std::string& expected) {
+  const bool sides = !found.empty() && !expected.empty();
   std::vector<diag::Evidence> out;
-  for (const auto& l : cut_evidence(lines_of(ev), found, expected)) {
+  for (const auto& l : sides ? cut_evidence(lines_of(ev), found, expected, kDifferenceWidth)
+                             : cut_evidence(lines_of(ev), "", "", evidence::kEvidenceChars)) {
     std::string signal;
     for (const auto& e : ev)
       if (e.file == l.file && e.line == l.line) {
