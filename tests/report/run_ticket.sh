@@ -32,6 +32,9 @@ case "$line" in *requi) no "the evidence is cut at a fixed width: $line" ;; esac
 grep -q "TensorShape=\[51123456\]" <<<"$line" || no "the evidence is not the user's own text: $line"
 [ "$(jq '[.findings[0].evidence[]] | length' "$tmp/r.json")" = 1 ] || no "the JSON finding's evidence is not one line"
 [ "$(grep -o 'collective-args-mismatch' "$tmp/r.html" | wc -l)" -ge 1 ] || no "the page does not name the finding"
+for v in 51123456 195812480; do
+  grep -q "<mark>$v</mark>" "$tmp/r.html" || no "the page does not mark rank's size $v in the evidence line"
+done
 # The lines the renderer prints around one finding: Started by, Followed, the verdict, the
 # finding (code, message, found, evidence, fix, verify), what was read, and three blank lines.
 lines=$(wc -l <"$tmp/out")
