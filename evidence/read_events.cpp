@@ -77,7 +77,7 @@ bool failure_kind(const std::string& k, Failure::Kind* out) {
       {"oom", Failure::Kind::oom}, {"own_error", Failure::Kind::own_error},
       {"nccl_warn", Failure::Kind::nccl_warn}, {"timeout", Failure::Kind::timeout},
       {"aborted", Failure::Kind::aborted}, {"killed", Failure::Kind::killed},
-      {"never_joined", Failure::Kind::never_joined}};
+      {"never_joined", Failure::Kind::never_joined}, {"finished", Failure::Kind::finished}};
   auto it = kinds.find(k);
   if (it == kinds.end()) return false;
   *out = it->second;
@@ -160,6 +160,12 @@ Failure failure_of(const Hit& hit, Record& rec, Failure::Kind kind) {
   Failure f;
   f.kind = kind;
   f.who = rec.r.who_of(rec.proc);
+  // A line that names its own rank ("Rank 4 completed") where no launcher label does.
+  long long named = to_ll(hit.get(Field::rank));
+  if (f.who.rank < 0 && named >= 0 && named < kMaxRank) {
+    f.who.rank = static_cast<int>(named);
+    f.who.proc = fmt::format("rank {}", named);
+  }
   std::string_view what = hit.has(Field::what) ? hit.get(Field::what) : hit.text;
   f.what = (rec.nccl ? "NCCL WARN " : "") + short_what(what);
   f.when = rec.lab.when;
