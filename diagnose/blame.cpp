@@ -200,6 +200,68 @@ Party waiting_party(const std::vector<Failure>& failures, const std::vector<Dive
   return p;
 }
 
+// What a launcher's exit code says about how the worker ended.
+std::string exit_meaning(const LauncherEntry& e) {
+  std::string sig = e.signal;
+  if (sig.empty() && e.exitcode == "-6") sig = "SIGABRT";
+  if (sig.empty() && e.exitcode == "-11") sig = "SIGSEGV";
+  if (sig.empty() && e.exitcode == "-7") sig = "SIGBUS";
+  if (sig == "SIGKILL") return "SIGKILL: killed from outside the process, most often by the kernel's OOM killer (host memory)";
+  if (sig == "SIGABRT") return "SIGABRT: the process aborted (an uncaught C++ exception such as the NCCL watchdog's, or an assert)";
+  if (sig == "SIGSEGV") return "SIGSEGV: a segmentation fault in native code";
+  if (sig == "SIGBUS") return "SIGBUS: often shared memory (/dev/shm) too small";
+  return e.exitcode.empty() ? sig : fmt::format("exit code {}: its own error (its traceback is in its own output)", e.exitcode);
+}
+
+bool stopped_exit(const LauncherEntry& e) {
+  return e.signal == "SIGTERM" || e.exitcode == "-15" || e.exitcode == "0" || e.exitcode == "143";
+}
+
+bool abort_exit(const LauncherEntry& e) { return e.signal == "SIGABRT" || e.exitcode == "-6" || e.exitcode == "134"; }
+
+// The worker each launcher line is about, once: a pid names it across the agent's line and its
+// summary; the entry that knows the global rank is kept.
+std::vector<const LauncherEntry*> failed_workers(const std::vector<LauncherEntry>& launcher) {
+  std::map<std::string, const LauncherEntry*> by;
+  for (const auto& e : launcher) {
+    if (stopped_exit(e) || (e.rank < 0 && e.pid < 0)) continue;
+    std::string key = e.pid >= 0 ? fmt::format("p{}", e.pid) : fmt::format("{}{}@{}", e.local ? "l" : "r", e.rank, e.host);
+    auto it = by.find(key);
+    if (it == by.end()) by.emplace(key, &e);
+    else if (it->second->local && !e.local && e.rank >= 0) it->second = &e;
+  }
+  std::vector<const LauncherEntry*> out;
+  for (const auto& kv : by) out.push_back(kv.second);
+  return out;
+}
+
+// 3. No rank's own line: the worker the launcher saw fail. A launcher reports the worker that
+// failed and stops the others; one worker that failed differently from the rest is the one.
+// Several alike (every rank exit 1, several SIGABRTs collected) name nobody: the launcher cannot
+// tell which came first, and neither can these lines.
+Party launcher_party(const std::vector<LauncherEntry>& launcher) {
+  std::vector<const LauncherEntry*> pick = failed_workers(launcher);
+  if (pick.size() > 1) {
+    std::vector<const LauncherEntry*> hard;
+    for (const auto* e : pick)
+      if (!abort_exit(*e)) hard.push_back(e);
+    if (hard.size() != 1) return Party{};
+    pick = hard;
+  }
+  Party p;
+  if (pick.empty()) return p;
+  const LauncherEntry& e = *pick.front();
+  p.kind = Failure::Kind::own_error;
+  p.when = e.when;
+  std::string who = e.local ? fmt::format("local rank {}", e.rank) : "";
+  if (e.local || e.rank < 0) p.procs.push_back(e.rank >= 0 ? who : fmt::format("pid {}", e.pid));
+  else p.ranks.push_back(e.rank);
+  if (!e.host.empty()) p.hosts.push_back(e.host);
+  p.what = fmt::format("the launcher reports it ended first ({})", exit_meaning(e));
+  p.evidence.push_back(e.evidence);
+  return p;
+}
+
 std::string key_of(const Who& w) { return w.rank >= 0 ? fmt::format("r{}", w.rank) : w.proc; }
 
 // 3. Collateral: everyone else who failed, grouped by how.
@@ -302,6 +364,7 @@ BlameResult assign_blame(const std::vector<Failure>& failures, const std::vector
       out.found = true;
     } else {
       Party p = waiting_party(failures, divergences);
+      if (p.ranks.empty() && p.procs.empty()) p = launcher_party(launcher);
       if (!p.ranks.empty() || !p.procs.empty()) {
         out.initiating = p;
         out.found = true;

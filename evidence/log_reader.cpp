@@ -575,6 +575,7 @@ void LogReader::finish() {
     if (!valid_process(w.index)) return;
     const Process& p = processes[static_cast<size_t>(w.index)];
     if (w.rank < 0) w.rank = p.rank;
+    if (w.rank < 0) w.proc = p.key;  // a name learned after the line ("rank 0 of PG 2")
     if (w.host.empty()) w.host = p.host;
   };
   for (auto& f : facts) resolve(f.who);

@@ -176,7 +176,25 @@ Failure failure_of(const Hit& hit, Record& rec, Failure::Kind kind) {
 
 }  // namespace
 
+// A watchdog line names its rank in its process group ("[PG ID 2 PG GUID 3 Rank 0]"): in the
+// default group (PG 0, or none printed by old releases) that is the job-wide rank; in another
+// group it is only the rank there, so the process is named by it and keeps no job-wide rank.
+void learn_group_rank(const Hit& hit, Record& rec) {
+  long long gr = to_ll(hit.get(Field::group_rank));
+  if (gr < 0 || gr >= kMaxRank || !rec.r.valid_process(rec.proc)) return;
+  Process& p = rec.r.processes[static_cast<size_t>(rec.proc)];
+  if (p.rank >= 0) return;
+  std::string_view g = hit.get(Field::group);
+  if (g.empty() || g == "0") {
+    p.rank = static_cast<int>(gr);
+    p.rank_weak = true;
+  } else if (p.key.rfind("file ", 0) == 0) {
+    p.key = fmt::format("rank {} of PG {}", gr, g);
+  }
+}
+
 void read_failure(const Hit& hit, Record& rec) {
+  learn_group_rank(hit, rec);
   Failure::Kind kind = Failure::Kind::own_error;
   failure_kind(hit.signal->kind, &kind);
   // A generic error whose text says it follows a peer's is collateral.
