@@ -116,8 +116,12 @@ const Failure* earliest_own(const std::vector<Failure>& failures, const std::vec
       continue;
     }
     int c = (w.known() && first_when->known()) ? When::compare(w, *first_when) : 0;
+    bool same_known = w.known() == first_when->known();
+    // Then a line that names its rank before one that names none (a cgroup's OOM line, then the
+    // launcher's line naming the task it killed).
+    bool named_first = same_known && specificity(f) == specificity(*first) && f.who.rank >= 0 && first->who.rank < 0;
     if (c < 0 || (c == 0 && ((w.known() && !first_when->known()) ||
-                             (w.known() == first_when->known() && specificity(f) < specificity(*first))))) {
+                             (same_known && specificity(f) < specificity(*first)) || named_first))) {
       first = &f;
       *first_when = w;
     }

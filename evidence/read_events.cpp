@@ -166,6 +166,7 @@ Failure failure_of(const Hit& hit, Record& rec, Failure::Kind kind) {
     f.who.rank = static_cast<int>(named);
     f.who.proc = fmt::format("rank {}", named);
   }
+  if (f.who.host.empty() && hit.has(Field::host)) f.who.host = std::string(cut(hit.get(Field::host), 128));
   std::string_view what = hit.has(Field::what) ? hit.get(Field::what) : hit.text;
   f.what = (rec.nccl ? "NCCL WARN " : "") + short_what(what);
   f.when = rec.lab.when;
