@@ -83,8 +83,8 @@ std::string failures_markdown(const SignalTable& table, const std::string& recor
       "Each verify command can be pasted as it is: `denpex-probe diagnose -` reads the log of the\n"
       "rerun from standard input. The recorder is shown at the Debian package's path on x86_64;\n"
       "on arm64 it is `/usr/lib/aarch64-linux-gnu/denpex/libdenpex-trace.so`, in the portable\n"
-      "tarball `lib/libdenpex-trace.so` beside `bin/` (`denpex-probe explain` prints the path of\n"
-      "the installation it runs from).\n\n";
+      "tarball `lib/libdenpex-trace.so` beside `bin/` (`denpex-probe explain` prints the path its\n"
+      "own build installs it to).\n\n";
   if (!table.error.empty()) return out + "The signal library does not parse: " + md(table.error) + "\n";
   const std::vector<std::string> families = family_order(table);
   out += "| family | signatures |\n| --- | --- |\n";
