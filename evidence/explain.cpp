@@ -63,6 +63,13 @@ size_t id_column(const std::vector<const Signal*>& sigs) {
   return std::min<size_t>(w + 6, 48);
 }
 
+// "  label       value" on one line, never wrapped: a command or a log line to copy whole.
+std::string verbatim(const std::string& label, const std::string& value) {
+  std::string out = "  " + label;
+  out.resize(kLabel, ' ');
+  return out + value + "\n";
+}
+
 nlohmann::json code_json(const FindingCodeInfo& row) {
   return {{"code", row.code},
           {"severity", to_string(row.severity)},
@@ -94,10 +101,10 @@ Explanation explain_signal(const Signal& s) {
   std::vector<std::string> vars = rerun_variables(s.tells_apart);
   if (!vars.empty()) t += labelled("rerun with", fmt::format("{}", fmt::join(vars, " ")));
   t += labelled("fix", s.fix);
-  t += labelled("verify", expand_verify(s.verify));
+  t += verbatim("verify", expand_verify(s.verify));
   const FindingCodeInfo* row = find_finding_code(s.code);
   t += labelled("code", row ? s.code + " (" + code_line(*row) + ")" : s.code);
-  t += labelled("example", s.examples.front());
+  t += verbatim("example", s.examples.front());
   e.text = t;
   return e;
 }
