@@ -1,4 +1,5 @@
 #include "diagnose/facts_judge.h"
+#include "diagnose/env_judge.h"
 
 #include <algorithm>
 #include <functional>
@@ -214,7 +215,7 @@ std::vector<JudgedFact> judge_facts(const std::vector<Fact>& facts) {
     std::set<std::string> hosts, procs;
     for (const Fact* x : fs) {
       if (x->who.rank >= 0) ranks.insert(x->who.rank);
-      else if (!x->who.proc.empty()) procs.insert(x->who.proc);
+      else if (!x->who.proc.empty() && x->who.proc != x->who.host) procs.insert(x->who.proc);
       if (!x->who.host.empty()) hosts.insert(x->who.host);
       if (jf.evidence.size() < kEvidencePerFinding) jf.evidence.push_back(x->evidence);
     }
@@ -228,7 +229,9 @@ std::vector<JudgedFact> judge_facts(const std::vector<Fact>& facts) {
     if (code == "cuda-driver-kernel-mismatch") {
       f.message = fmt::format("{}: NVML reports \"Driver/library version mismatch\": the user-space driver and the loaded kernel module differ", who);
       f.expected = "user-space driver = kernel module";
-      f.found = "different versions";
+      std::string versions = driver_versions_note(facts);
+      f.found = versions.empty() ? "different versions" : versions;
+      if (!versions.empty()) f.message += ": " + versions;
       f.fix = "reboot (or reload the nvidia kernel modules) after the driver update, or install the user-space driver that "
               "matches the loaded module; do not bake libcuda into container images";
     } else if (code == "cuda-driver-too-old") {
@@ -244,6 +247,7 @@ std::vector<JudgedFact> judge_facts(const std::vector<Fact>& facts) {
     }
     out.push_back(std::move(jf));
   }
+  for (auto& jf : judge_env_facts(facts)) out.push_back(std::move(jf));
   return out;
 }
 
