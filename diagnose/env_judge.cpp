@@ -207,11 +207,13 @@ std::vector<DriverVersion> driver_versions(const std::vector<const Fact*>& fs) {
       if (f->b.empty()) continue;
       d = {f->b, false, "NVML library"};
     } else if (f->b == "kernel") {
-      d = {f->a, true, "/proc/driver/nvidia/version"};
+      d = {f->a, true, sig == "env.nvrm_api_mismatch" ? "NVRM API mismatch message"
+                       : sig == "env.sys_module_version" ? "/sys/module/nvidia/version"
+                                                         : "/proc/driver/nvidia/version"};
     } else if (f->b == "smi") {
       d = {f->a, true, sig == "env.driver_collect_env" ? "collect_env, from nvidia-smi" : "nvidia-smi"};
     } else if (f->b == "user") {
-      d = {f->a, false, "installed package"};
+      d = {f->a, false, sig == "env.nvrm_api_mismatch" ? "the client in NVRM's API mismatch message" : "installed package"};
     } else {
       continue;  // the version an upgrade replaced
     }

@@ -101,6 +101,15 @@ void read_driver(const Hit& hit, Record& rec, const std::string& kind) {
       add(rec, Fact::Kind::driver_cuda, rec.proc, std::string(hit.get(Field::cuda)), "", evidence_of(hit, rec));
   } else if (kind == "driver_kernel") {
     add(rec, Fact::Kind::driver_version, rec.proc, v, "kernel", evidence_of(hit, rec));
+  } else if (kind == "api_mismatch") {
+    // The client's version on this line; the module's here too (syslog) or on an NVRM: line after.
+    if (!v.empty()) add(rec, Fact::Kind::driver_version, rec.proc, v, "user", evidence_of(hit, rec));
+    if (hit.has(Field::found))
+      add(rec, Fact::Kind::driver_version, rec.proc, std::string(hit.get(Field::found)), "kernel", evidence_of(hit, rec));
+    else
+      open_block("env.nvrm", hit, rec, v.empty() ? "client" : "kernel");
+  } else if (!hit.has(Field::version) && hit.has(Field::found)) {
+    add(rec, Fact::Kind::driver_version, rec.proc, std::string(hit.get(Field::found)), "user", evidence_of(hit, rec));
   } else {
     // apt history's "Upgrade: pkg (old, new)": the libraries are the new version now.
     add(rec, Fact::Kind::driver_version, rec.proc, v, "user", evidence_of(hit, rec));
@@ -122,7 +131,7 @@ void read_env(const Hit& hit, Record& rec) {
     add(rec, Fact::Kind::torch_version, rec.proc, "", std::string(hit.get(Field::cuda)), evidence_of(hit, rec));
   } else if (kind == "cuda_runtime") {
     add(rec, Fact::Kind::cuda_runtime, rec.proc, v, "", evidence_of(hit, rec));
-  } else if (starts(kind, "driver_")) {
+  } else if (starts(kind, "driver_") || kind == "api_mismatch") {
     read_driver(hit, rec, kind);
   } else if (kind == "nccl_package") {
     add(rec, Fact::Kind::nccl_file, rec.proc, "conda " + std::string(hit.get(Field::name)), v, evidence_of(hit, rec));
@@ -133,6 +142,8 @@ void read_env(const Hit& hit, Record& rec) {
     add(rec, Fact::Kind::nccl_file, rec.proc, std::string(cut(path, 200)), ver, evidence_of(hit, rec));
   } else if (kind == "pip_show") {
     open_block("env.pip_show", hit, rec, std::string(hit.get(Field::name)));
+  } else if (kind == "sys_module_open") {
+    open_block("env.sys_module", hit, rec, {});
   } else if (kind == "torch_nccl_open") {
     open_block("env.torch_nccl", hit, rec, {});
   } else if (kind == "cdll") {
@@ -199,6 +210,31 @@ bool horovod_line(std::string_view t, Record& rec) {
   return false;
 }
 
+// The lines after an NVRM API mismatch ("NVRM: the version 595.80.  Please") or after
+// `cat /sys/module/nvidia/version` (a bare version): the kernel module's version, or the client's
+// when the first line had none. env_name says which side is still missing.
+bool driver_line(std::string_view t, Record& rec) {
+  FileState& st = rec.st;
+  bool nvrm = st.block == "env.nvrm";
+  size_t at = t.find("the version ");
+  std::string_view v = nvrm ? (at == std::string_view::npos ? std::string_view() : t.substr(at + 12)) : trim(t);
+  size_t end = v.find_first_not_of("0123456789.");
+  v = v.substr(0, end);
+  while (!v.empty() && v.back() == '.') v.remove_suffix(1);
+  bool version = v.size() >= 3 && is_digit(v[0]) && v.find('.') != std::string_view::npos;
+  if (nvrm && !starts(t, "NVRM:")) return false;
+  if (!nvrm && !version) return false;
+  if (!version) return true;  // an NVRM: line without the version yet
+  std::string side = !nvrm || st.env_name == "kernel" ? "kernel" : "user";
+  if (nvrm && st.env_name == "client") st.env_name = "kernel";
+  else st.block.clear();
+  Evidence ev = st.env_evidence;
+  ev.text = std::string(cut(ev.text + " => " + std::string(trim(t)), kEvidenceChars));
+  ev.line = st.line_no;
+  add(rec, Fact::Kind::driver_version, st.env_proc, std::string(v), side, std::move(ev));
+  return true;
+}
+
 }  // namespace
 
 bool env_line(std::string_view t, Record& rec) {
@@ -219,6 +255,7 @@ bool env_line(std::string_view t, Record& rec) {
     block_fact(rec, Fact::Kind::torch_nccl, v, "", t);
     return true;
   }
+  if (st.block == "env.nvrm" || st.block == "env.sys_module") return driver_line(t, rec);
   if (st.block == "env.hasattr") {
     std::string_view a = trim(t);
     if (a != "False" && a != "True") return false;

@@ -47,6 +47,7 @@ TEST_CASE("every example of the environment entries is read by its own entry") {
   const Matcher& m = builtin_matcher();
   for (const char* id : {"env.shell_prompt", "env.torch_version", "env.torch_cuda", "env.cuda_runtime",
                          "env.driver_collect_env", "env.nvidia_smi_header", "env.nvrm_version", "env.driver_package",
+                         "env.driver_package_plain", "env.nvrm_api_mismatch", "env.sys_module_version",
                          "env.pip_show_name", "env.conda_nccl", "env.torch_nccl_command", "env.nccl_listing",
                          "env.ctypes_cdll", "env.hasattr_nccl", "horovod.stall.header", "slurm.oom_cgroup"}) {
     int i = m.index_of(id);
@@ -155,6 +156,28 @@ TEST_CASE("driver versions alone: a package newer than the module is a mismatch;
                                 "Upgrade: libnvidia-common-470:amd64 (470.182.03-0ubuntu1, 470.199.02-0ubuntu1)\n");
   x = find(apt, "cuda-driver-kernel-mismatch");
   CHECK((mentions(x, "470.199.02") && mentions(x, "470.182.03")));
+}
+
+TEST_CASE("NVRM's API mismatch (syslog-joined and dmesg-wrapped), /sys/module, Debian and rpm package names") {
+  Diagnosis joined = diagnose_text(
+      "Aug  2 09:14:05 gpu-0 kernel: NVRM: API mismatch: the client has the version 550.120, but#012NVRM: this kernel "
+      "module has the version 550.90.07.  Please#012NVRM: make sure that this kernel module and all NVIDIA driver\n");
+  const DxFinding* x = find(joined, "cuda-driver-kernel-mismatch");
+  CHECK((mentions(x, "550.120") && mentions(x, "550.90.07")));
+  Diagnosis wrapped = diagnose_text("[    7.112233] NVRM: API mismatch: the client 'python3' (pid 4411)\n"
+                                    "               NVRM: has the version 560.35.05, but this kernel module has\n"
+                                    "               NVRM: the version 560.35.03.  Please make sure that this\n"
+                                    "               NVRM: kernel module and all NVIDIA driver components\n");
+  x = find(wrapped, "cuda-driver-kernel-mismatch");
+  CHECK((mentions(x, "560.35.05") && mentions(x, "560.35.03")));
+  Diagnosis sys = diagnose_text("$ cat /sys/module/nvidia/version\n535.183.01\n$ dpkg -l nvidia-smi\n"
+                                "ii  nvidia-smi     535.216.01-1  amd64        NVIDIA System Management Interface\n");
+  x = find(sys, "cuda-driver-kernel-mismatch");
+  CHECK((mentions(x, "535.216.01") && mentions(x, "535.183.01")));
+  Diagnosis rpm = diagnose_text("nvidia-driver-cuda-libs-550.127.05-1.el9.x86_64\n"
+                                "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.90.07  Fri May 31 09:35:42 UTC 2024\n");
+  x = find(rpm, "cuda-driver-kernel-mismatch");
+  CHECK((mentions(x, "550.127.05") && mentions(x, "550.90.07")));
 }
 
 TEST_CASE("Horovod's stall report: the ranks under 'Missing ranks:' are collective-missing") {
