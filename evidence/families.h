@@ -114,6 +114,8 @@ void read_horovod_stall(const Hit&, Record&);
 void read_slurm_oom(const Hit&, Record&);
 void read_slurm_task(const Hit&, Record&);
 bool env_line(std::string_view t, Record& rec);
+// The driver versions a line carries besides what the entry `except` read from it.
+void env_driver_facts(Record& rec, const Signal* except);
 // At the end of an input: a Slurm OOM-kill line no srun line claimed is the node's failure.
 void end_env(LogReader& r, FileState& st);
 

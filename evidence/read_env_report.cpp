@@ -120,6 +120,21 @@ void read_driver(const Hit& hit, Record& rec, const std::string& kind) {
 
 }  // namespace
 
+// Prose puts several versions on one line ("updated to `nvidia-driver-550:amd64 N`, but
+// /proc/driver/nvidia/version reports `NVRM version: ... N`"): every driver entry but the one
+// that read the line is tried on it too.
+void env_driver_facts(Record& rec, const Signal* except) {
+  static const char* const kDriverEntries[] = {"env.nvrm_version", "env.driver_package", "env.driver_package_plain",
+                                               "env.nvidia_smi_header", "env.driver_collect_env"};
+  const Matcher& m = rec.r.matcher();
+  for (const char* id : kDriverEntries) {
+    int i = m.index_of(id);
+    Hit h;
+    if (i < 0 || &m.table().signals[static_cast<size_t>(i)] == except || !m.match_entry(i, rec.text, &h)) continue;
+    read_driver(h, rec, h.signal->kind);
+  }
+}
+
 void read_env(const Hit& hit, Record& rec) {
   const std::string& kind = hit.signal->kind;
   std::string v(hit.get(Field::version));
@@ -133,6 +148,7 @@ void read_env(const Hit& hit, Record& rec) {
     add(rec, Fact::Kind::cuda_runtime, rec.proc, v, "", evidence_of(hit, rec));
   } else if (starts(kind, "driver_") || kind == "api_mismatch") {
     read_driver(hit, rec, kind);
+    env_driver_facts(rec, hit.signal);
   } else if (kind == "nccl_package") {
     add(rec, Fact::Kind::nccl_file, rec.proc, "conda " + std::string(hit.get(Field::name)), v, evidence_of(hit, rec));
   } else if (kind == "nccl_file") {

@@ -191,6 +191,7 @@ void read_fact(const Hit& hit, Record& rec) {
     return;
   }
   rec.r.add_fact(Fact{kind, rec.r.who_of(rec.proc), a, fact_b(hit, kind), evidence_of(hit, rec)});
+  if (kind == Fact::Kind::nvml_mismatch) env_driver_facts(rec, hit.signal);
   // Errors that stop the process are also its failure (the installation fact explains it).
   if (kind == Fact::Kind::undefined_symbol || kind == Fact::Kind::driver_too_old || kind == Fact::Kind::driver_stub ||
       kind == Fact::Kind::nvml_mismatch || kind == Fact::Kind::nccl_missing)

@@ -138,6 +138,17 @@ TEST_CASE("NVML mismatch names the user-space and the kernel-module versions and
   Diagnosis prose = diagnose_text(fixture("nvml_prose.md"));
   x = find(prose, "cuda-driver-kernel-mismatch");
   CHECK((mentions(x, "535.216.01") && mentions(x, "535.183.01")));
+  // Several versions in one sentence, with and without NVML's message on the same line.
+  Diagnosis one_line = diagnose_text(
+      "Right now I have updated to `nvidia-driver-560:amd64 560.35.05-0ubuntu0.24.04.1`, but /proc/driver/nvidia/version "
+      "reports `NVRM version: NVIDIA UNIX x86_64 Kernel Module  560.28.03  Wed Jul 31 10:11:12 UTC 2024`.\n");
+  x = find(one_line, "cuda-driver-kernel-mismatch");
+  CHECK((mentions(x, "560.35.05") && mentions(x, "560.28.03")));
+  Diagnosis with_nvml = diagnose_text(
+      "`Failed to initialize NVML: Driver/library version mismatch` with `nvidia-driver-535:amd64 535.216.01-0ubuntu1` "
+      "installed and `NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.183.01  Sun May 12 2024` loaded\n");
+  x = find(with_nvml, "cuda-driver-kernel-mismatch");
+  CHECK((mentions(x, "535.216.01") && mentions(x, "535.183.01")));
 }
 
 TEST_CASE("driver versions alone: a package newer than the module is a mismatch; equal ones are not") {
