@@ -282,6 +282,45 @@ void driver_too_old(const Env& e, std::vector<JudgedFact>* out) {
   out->push_back(std::move(jf));
 }
 
+// Environments (hosts a prompt named, or separate files) that report different PyTorch versions.
+void torch_versions(const std::map<std::string, Env>& envs, std::vector<JudgedFact>* out) {
+  std::map<std::string, std::vector<const Env*>> by_version;
+  std::map<std::string, const Fact*> first;
+  for (const auto& [key, e] : envs)
+    for (const Fact* f : e.torch)
+      if (!f->a.empty()) {
+        by_version[f->a].push_back(&e);
+        if (!first.count(f->a)) first[f->a] = f;
+        break;
+      }
+  if (by_version.size() < 2) return;
+  // The version most environments report is the reference; the others are blamed.
+  auto ref = std::max_element(by_version.begin(), by_version.end(),
+                              [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
+  std::vector<std::string> odd;
+  JudgedFact jf;
+  jf.evidence.push_back(first[ref->first]->evidence);
+  for (const auto& [v, es] : by_version) {
+    if (v == ref->first) continue;
+    for (const Env* e : es) {
+      odd.push_back(fmt::format("{} has PyTorch {}", subject(*e), v));
+      if (!e->host.empty()) jf.finding.hosts.push_back(e->host);
+      jf.finding.ranks.insert(jf.finding.ranks.end(), e->ranks.begin(), e->ranks.end());
+    }
+    if (jf.evidence.size() < kEvidence) jf.evidence.push_back(first[v]->evidence);
+  }
+  std::sort(jf.finding.hosts.begin(), jf.finding.hosts.end());
+  std::sort(jf.finding.ranks.begin(), jf.finding.ranks.end());
+  Finding& f = jf.finding;
+  f.code = "torch-version-mismatch";
+  f.severity = Severity::error;
+  f.message = fmt::format("{}; the others ({}) have PyTorch {}", fmt::join(odd, "; "), ref->second.size(), ref->first);
+  f.expected = "PyTorch " + ref->first;
+  f.found = fmt::format("{}", fmt::join(odd, "; "));
+  f.fix = fmt::format("install PyTorch {} (the same build, +cu suffix included) on every node", ref->first);
+  out->push_back(std::move(jf));
+}
+
 }  // namespace
 
 std::string driver_versions_note(const std::vector<Fact>& facts) {
@@ -304,7 +343,9 @@ std::string driver_versions_note(const std::vector<Fact>& facts) {
 std::vector<JudgedFact> judge_env_facts(const std::vector<Fact>& facts) {
   std::vector<JudgedFact> out;
   bool nvml = std::any_of(facts.begin(), facts.end(), [](const Fact& f) { return f.kind == Fact::Kind::nvml_mismatch; });
-  for (const auto& [key, e] : environments(facts)) {
+  std::map<std::string, Env> envs = environments(facts);
+  torch_versions(envs, &out);
+  for (const auto& [key, e] : envs) {
     wheel_conflict(e, &out);
     torch_nccl(e, &out);
     symbol_absent(e, &out);

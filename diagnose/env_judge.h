@@ -9,6 +9,7 @@
 //   cuda-driver-kernel-mismatch  the user-space driver (NVML library, packages) and the kernel module
 //                                (/proc/driver/nvidia/version, nvidia-smi) differ, without an NVML error line
 //   cuda-driver-too-old          PyTorch built for a CUDA release the driver does not support
+//   torch-version-mismatch       environments that report different PyTorch versions
 #pragma once
 
 #include <string>

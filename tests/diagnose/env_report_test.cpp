@@ -232,3 +232,14 @@ TEST_CASE("Slurm's cgroup OOM: the task srun names Out Of Memory initiates, not 
   REQUIRE(alone.blame.found);
   CHECK(alone.blame.initiating.kind == Failure::Kind::oom);
 }
+
+TEST_CASE("collect_env of three hosts: the one with another PyTorch is torch-version-mismatch") {
+  Diagnosis d = diagnose_text("ops@gpu-a1:~$ python -m torch.utils.collect_env | head -2\nPyTorch version: 2.5.1+cu124\n"
+                              "ops@gpu-a2:~$ python -m torch.utils.collect_env | head -2\nPyTorch version: 2.5.1+cu124\n"
+                              "ops@gpu-a3:~$ python -m torch.utils.collect_env | head -2\nPyTorch version: 2.4.0+cu121\n");
+  const DxFinding* x = find(d, "torch-version-mismatch");
+  REQUIRE(x != nullptr);
+  CHECK(x->f.hosts == std::vector<std::string>{"gpu-a3"});
+  CHECK((mentions(x, "2.4.0") && mentions(x, "2.5.1")));
+  CHECK(find(diagnose_text("PyTorch version: 2.5.1+cu124\n[pip3] torch==2.5.1\n"), "torch-version-mismatch") == nullptr);
+}
