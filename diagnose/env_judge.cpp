@@ -138,6 +138,8 @@ std::string torch_nccl_message(const Env& e, const TorchNcclView& v) {
                      fmt::join(parts, "; "));
 }
 
+// The NCCL a process printed it loaded is compared with PyTorch's over the whole input by
+// facts_judge (installed_vs_loaded); here, without such a line, the wheel and the system's.
 void torch_nccl(const Env& e, std::vector<JudgedFact>* out) {
   if (e.torch_nccl.empty()) return;
   TorchNcclView v;
@@ -343,11 +345,14 @@ std::string driver_versions_note(const std::vector<Fact>& facts) {
 std::vector<JudgedFact> judge_env_facts(const std::vector<Fact>& facts) {
   std::vector<JudgedFact> out;
   bool nvml = std::any_of(facts.begin(), facts.end(), [](const Fact& f) { return f.kind == Fact::Kind::nvml_mismatch; });
+  bool loaded_any = std::any_of(facts.begin(), facts.end(), [](const Fact& f) {
+    return f.kind == Fact::Kind::nccl_version && f.evidence.signal.rfind("install.", 0) != 0;
+  });
   std::map<std::string, Env> envs = environments(facts);
   torch_versions(envs, &out);
   for (const auto& [key, e] : envs) {
     wheel_conflict(e, &out);
-    torch_nccl(e, &out);
+    if (!loaded_any) torch_nccl(e, &out);
     symbol_absent(e, &out);
     driver_too_old(e, &out);
     if (!nvml) driver_mismatch(e, &out);

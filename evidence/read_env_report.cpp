@@ -301,11 +301,13 @@ void read_slurm_oom(const Hit& hit, Record& rec) {
 }
 
 // srun's "HOST: task N: Out Of Memory" (or "tasks 1-3,7: ..."): those tasks ran out of host
-// memory, each its own failure; every srun line is also the launcher's report.
+// memory, each its own failure; srun's other lines are the launcher's report.
 void read_slurm_task(const Hit& hit, Record& rec) {
-  read_launcher(hit, rec);
   std::string_view what = hit.get(Field::what);
-  if (what.find("Out Of Memory") == std::string_view::npos) return;
+  if (what.find("Out Of Memory") == std::string_view::npos) {
+    read_launcher(hit, rec);
+    return;
+  }
   size_t at = hit.text.find(": task");
   if (at == std::string_view::npos) return;
   std::string_view list = hit.text.substr(at + 6);

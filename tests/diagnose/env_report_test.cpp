@@ -49,7 +49,7 @@ TEST_CASE("every example of the environment entries is read by its own entry") {
                          "env.driver_collect_env", "env.nvidia_smi_header", "env.nvrm_version", "env.driver_package",
                          "env.driver_package_plain", "env.nvrm_api_mismatch", "env.sys_module_version",
                          "env.pip_show_name", "env.conda_nccl", "env.torch_nccl_command", "env.nccl_listing",
-                         "env.ctypes_cdll", "env.hasattr_nccl", "horovod.stall.header", "slurm.oom_cgroup"}) {
+                         "env.ctypes_cdll", "env.hasattr_nccl", "horovod.stall.header", "slurm.task_oom", "slurm.oom_kill"}) {
     int i = m.index_of(id);
     REQUIRE(i >= 0);
     for (const auto& ex : m.table().signals[static_cast<size_t>(i)].examples) {
