@@ -20,7 +20,7 @@ struct Env {
   std::string name;
   std::string host;
   std::set<int> ranks;
-  std::vector<const Fact*> all, wheels, torch_nccl, loaded, files, absent, torch, drivers, driver_cuda;
+  std::vector<const Fact*> all, wheels, torch_nccl, files, absent, torch, drivers, driver_cuda;
 };
 
 bool in_site_packages(const std::string& path) {
@@ -34,10 +34,6 @@ std::map<std::string, Env> environments(const std::vector<Fact>& facts) {
     switch (f.kind) {
       case Fact::Kind::nccl_wheel: list = &Env::wheels; break;
       case Fact::Kind::torch_nccl: list = &Env::torch_nccl; break;
-      case Fact::Kind::nccl_version:
-        // What a process loaded (its NCCL version line), not a package's version.
-        if (f.evidence.signal != "install.nccl_package") list = &Env::loaded;
-        break;
       case Fact::Kind::nccl_file: list = &Env::files; break;
       case Fact::Kind::nccl_symbol_absent: list = &Env::absent; break;
       case Fact::Kind::torch_version: list = &Env::torch; break;
@@ -123,13 +119,12 @@ bool any_version(const std::vector<const Fact*>& fs, const std::string& v, bool 
 
 // How the NCCL PyTorch was built with compares with what it loads and what is installed.
 struct TorchNcclView {
-  std::string built, loaded, wheel, wheel_name;
+  std::string built, wheel;
   std::vector<const Fact*> sys;
 };
 
 std::string torch_nccl_message(const Env& e, const TorchNcclView& v) {
   std::vector<std::string> parts;
-  if (!v.loaded.empty() && v.loaded != v.built) parts.push_back(fmt::format("the NCCL it loads is {} (NCCL version line)", v.loaded));
   if (!v.wheel.empty() && !any_version(e.wheels, v.built, false)) parts.push_back(fmt::format("the wheel installed is {}", wheels_text(e)));
   std::vector<std::string> sys;
   for (const Fact* f : v.sys) sys.push_back(fmt::format("NCCL {} ({})", f->b, f->a));
@@ -144,25 +139,22 @@ void torch_nccl(const Env& e, std::vector<JudgedFact>* out) {
   if (e.torch_nccl.empty()) return;
   TorchNcclView v;
   v.built = e.torch_nccl.front()->a;
-  if (!e.loaded.empty()) v.loaded = e.loaded.front()->a;
   if (!e.wheels.empty()) v.wheel = e.wheels.front()->a;
   v.sys = system_nccl(e);
-  bool loaded_differs = !v.loaded.empty() && v.loaded != v.built;
   bool wheel_differs = !v.wheel.empty() && !any_version(e.wheels, v.built, false);
   bool sys_differs = !v.sys.empty() && !any_version(v.sys, v.built, true);
-  if (!loaded_differs && !wheel_differs && !sys_differs) return;
-  // An NCCL older than the build can lack functions PyTorch calls; the system's only matters to
-  // programs that resolve it (or to PyTorch when it wins on LD_LIBRARY_PATH).
-  bool older = (loaded_differs && compare_driver_versions(v.loaded, v.built) < 0) ||
-               (wheel_differs && compare_driver_versions(v.wheel, v.built) < 0);
+  if (!wheel_differs && !sys_differs) return;
+  // A wheel older than the build can lack functions PyTorch calls; the system's copy only matters
+  // to programs that resolve it (or to PyTorch when it wins on LD_LIBRARY_PATH).
+  bool older = wheel_differs && compare_driver_versions(v.wheel, v.built) < 0;
   std::vector<const Fact*> ev = e.torch_nccl;
-  for (const std::vector<const Fact*>* list : {&e.loaded, &e.wheels, static_cast<const std::vector<const Fact*>*>(&v.sys)})
-    for (const Fact* f : *list) ev.push_back(f);
-  JudgedFact jf = finding(e, "torch-nccl-mismatch", older || loaded_differs ? Severity::error : Severity::warning, ev);
+  ev.insert(ev.end(), e.wheels.begin(), e.wheels.end());
+  ev.insert(ev.end(), v.sys.begin(), v.sys.end());
+  JudgedFact jf = finding(e, "torch-nccl-mismatch", older ? Severity::error : Severity::warning, ev);
   Finding& f = jf.finding;
   f.message = torch_nccl_message(e, v);
   f.expected = fmt::format("NCCL {} (the NCCL PyTorch was built with)", v.built);
-  f.found = loaded_differs ? v.loaded : wheel_differs ? wheels_text(e) : fmt::format("NCCL {} ({})", v.sys.front()->b, v.sys.front()->a);
+  f.found = wheel_differs ? wheels_text(e) : fmt::format("NCCL {} ({})", v.sys.front()->b, v.sys.front()->a);
   f.fix = fmt::format("make PyTorch load NCCL {}: reinstall the nvidia-nccl-cu* wheel PyTorch requires (pip show torch "
                       "lists it) and keep other libnccl directories off LD_LIBRARY_PATH and LD_PRELOAD; check with "
                       "NCCL_DEBUG=VERSION, which prints the NCCL a process loaded",

@@ -4,7 +4,8 @@
 //
 //   nccl-wheel-conflict          two nvidia-nccl-cu* wheels (or two versions of one) in one environment
 //   torch-nccl-mismatch          the NCCL PyTorch was built with (torch.cuda.nccl.version()) differs from
-//                                the one it loads (NCCL version line), the wheel installed or the system's
+//                                the wheel installed or the system's (the NCCL a process printed it loaded
+//                                is compared by facts_judge)
 //   nccl-abi-mismatch            a ctypes probe found an nccl* function missing from the libnccl it loaded
 //   cuda-driver-kernel-mismatch  the user-space driver (NVML library, packages) and the kernel module
 //                                (/proc/driver/nvidia/version, nvidia-smi) differ, without an NVML error line
