@@ -210,6 +210,7 @@ void LogReader::end_file(FileState& st) {
   std::string flush;
   line(&flush, st);
   end_block(*this, st);
+  end_env(*this, st);
   if (!st.pending_coll.empty()) bad(st, st.pending_coll);
 }
 

@@ -88,6 +88,7 @@ bool block_line(std::string_view t, Record& rec) {
   if (rec.st.block == "fr_trace") in = fr_trace_line(t, rec);
   else if (rec.st.block == "ras") in = ras_line(t, rec);
   else if (rec.st.block == "torchrun") in = torchrun_line(t, rec);
+  else if (rec.st.block.rfind("env.", 0) == 0) in = env_line(t, rec);
   if (!in) end_block(rec.r, rec.st);
   return in;
 }
