@@ -11,6 +11,7 @@
 
 #include "evidence/events.h"
 #include "evidence/matcher.h"
+#include "evidence/read_ras.h"
 
 namespace denpex::evidence {
 
@@ -33,8 +34,8 @@ struct FileState {
   int pending_age = 0;
   // The block a multi-line reader is inside ("" none), and what it gathers.
   std::string block;
-  long long block_count = 0;  // RAS: the operation count of the group line being read
   Reported report;
+  RasTextState ras;  // NCCL RAS's text report being read (read_ras.h)
   bool root_cause = false;
   bool have_entry = false;
   LauncherEntry entry;
@@ -107,6 +108,8 @@ void read_ras(const Hit&, Record&);
 void read_torchrun(const Hit&, Record&);
 bool fr_trace_line(std::string_view t, Record& rec);
 bool ras_line(std::string_view t, Record& rec);
+// Judges the RAS text report read so far into r.ras_text and r.reported, and forgets it.
+void ras_finish(LogReader& r, FileState& st);
 bool torchrun_line(std::string_view t, Record& rec);
 // Pasted environment reports, Horovod's multi-line stall report, Slurm's OOM lines.
 void read_env(const Hit&, Record&);

@@ -94,7 +94,8 @@ bool block_line(std::string_view t, Record& rec) {
 }
 
 void end_block(LogReader& r, FileState& st) {
-  if (st.block == "fr_trace" || st.block == "ras") r.reported.push_back(st.report);
+  if (st.block == "fr_trace") r.reported.push_back(st.report);
+  if (st.block == "ras") ras_finish(r, st);
   if (st.block == "torchrun") flush_entry(r, st);
   st.block.clear();
   if (st.horovod) {
