@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "compare/finding_codes.h"
 #include "compare/fold.h"
 #include "compare/vote.h"
 
@@ -91,9 +92,9 @@ Split split_column(const FrGroup& g, const FrStrings& s, const Column& col, Key 
 namespace denpex {
 namespace {
 
-Finding group_finding(const FrGroup& g, const char* code, Severity sev, int64_t seq) {
+Finding group_finding(const FrGroup& g, FindingCode code, Severity sev, int64_t seq) {
   Finding f;
-  f.code = code;
+  f.code = code_name(code);
   f.severity = sev;
   f.comm = g.name;
   f.seq = seq;
@@ -108,7 +109,7 @@ std::vector<int> sorted_unique(std::vector<int> v) {
 
 // One finding from a split of a column (a type, shape or dtype disagreement at `seq`).
 FrFinding split_finding(const FrJobDumps& job, const FrGroup& g, int64_t seq, const Split& sp,
-                        const char* code, const char* what) {
+                        FindingCode code, const char* what) {
   FrFinding ff;
   ff.finding = group_finding(g, code, Severity::error, seq);
   ff.finding.ranks = sorted_unique(sp.blamed);
@@ -136,18 +137,18 @@ void judge_column(const FrJobDumps& job, const FrGroup& g, int64_t seq, const Co
   const FrStrings& s = job.strings;
   Split type = split_column(g, s, col, [](const FrCall& c) { return c.op; });
   if (type.differs) {
-    if (!st->type) out->findings.push_back(split_finding(job, g, seq, type, "collective-mismatch", "the call"));
+    if (!st->type) out->findings.push_back(split_finding(job, g, seq, type, FindingCode::collective_mismatch, "the call"));
     st->type = true;
     return;  // shapes and dtypes of different calls are not comparable
   }
   Split shape = split_column(g, s, col, [](const FrCall& c) { return c.shapes; });
   if (shape.differs && !st->shape) {
-    out->findings.push_back(split_finding(job, g, seq, shape, "collective-args-mismatch", "sizes"));
+    out->findings.push_back(split_finding(job, g, seq, shape, FindingCode::collective_args_mismatch, "sizes"));
     st->shape = true;
   }
   Split dtype = split_column(g, s, col, [](const FrCall& c) { return c.dtypes; });
   if (dtype.differs && !st->dtype) {
-    out->findings.push_back(split_finding(job, g, seq, dtype, "collective-args-mismatch", "dtypes"));
+    out->findings.push_back(split_finding(job, g, seq, dtype, FindingCode::collective_args_mismatch, "dtypes"));
     st->dtype = true;
   }
   if (st->stuck) return;
@@ -164,7 +165,7 @@ void judge_column(const FrJobDumps& job, const FrGroup& g, int64_t seq, const Co
   }
   if (waiting.empty() || !someone_done) return;
   st->stuck = true;
-  ff.finding = group_finding(g, "rank-stuck", Severity::error, seq);
+  ff.finding = group_finding(g, FindingCode::rank_stuck, Severity::error, seq);
   ff.finding.ranks = sorted_unique(waiting);
   ff.finding.found = s.text(col.front().second->op);
   ff.finding.message = fmt::format("{} never completed collective #{} ({}) of {}, which other "
@@ -207,7 +208,7 @@ void judge_laggards(const FrJobDumps& job, const FrGroup& g, FrJudgement* out) {
   std::string lasts;
   for (const auto& [last, ranks] : by_last)
     lasts += fmt::format("{}{} at #{}", lasts.empty() ? "" : ", ", rank_subject(ranks), last);
-  ff.finding = group_finding(g, "collective-missing", Severity::error, hi);
+  ff.finding = group_finding(g, FindingCode::collective_missing, Severity::error, hi);
   ff.finding.ranks = sorted_unique(behind);
   ff.finding.expected = fmt::format("#{} {}", hi, job.strings.text(leader_call->op));
   ff.finding.found = lasts;
@@ -235,7 +236,7 @@ void judge_all_waiting(const FrJobDumps& job, const FrGroup& g, FrJudgement* out
     ranks.push_back(r.rank);
     if (ff.evidence.size() < 2) ff.evidence.push_back(evidence_of(job.strings, r, r.collectives.back(), false));
   }
-  ff.finding = group_finding(g, "collective-in-flight", Severity::warning, seq);
+  ff.finding = group_finding(g, FindingCode::collective_in_flight, Severity::warning, seq);
   ff.finding.ranks = sorted_unique(ranks);
   ff.finding.found = job.strings.text(g.ranks.front().collectives.back().op);
   ff.finding.message = fmt::format(
@@ -293,7 +294,7 @@ void judge_missing(const FrJobDumps& job, FrJudgement* out) {
       out->missing_ranks.push_back(r);
   if (out->missing_ranks.empty()) return;
   FrFinding ff;
-  ff.finding.code = "collective-ranks-absent";
+  ff.finding.code = code_name(FindingCode::collective_ranks_absent);
   ff.finding.severity = Severity::warning;
   ff.finding.ranks = out->missing_ranks;
   ff.finding.message = fmt::format(

@@ -16,8 +16,9 @@ known=$(sed -n 's/^| `\([a-z-]*\)` |.*/\1/p' "$docs" | sort -u)
 [ -n "$known" ] || { echo "finding_codes.sh: no codes found in $docs" >&2; exit 1; }
 families=$(printf '%s\n' "$known" | sed 's/-.*//' | sort -u | paste -sd'|' -)
 # Quoted literals of a code family that are not finding codes: the origins of an NCCL
-# (nccl.origin, nccl_candidates[].origin: probe/record.h), which share the torch-/cuda- prefixes.
-not_codes='torch-static torch-wheel torch-rpath torch-runpath cuda-toolkit'
+# (nccl.origin, nccl_candidates[].origin: probe/record.h), which share the torch-/cuda- prefixes,
+# and the signal library's scopes (evidence/signals.txt: which part of an NCCL line an entry reads).
+not_codes='torch-static torch-wheel torch-rpath torch-runpath cuda-toolkit nccl-info nccl-warn'
 
 files=$(cd "$src" && find . -path ./tests -prune -o -path './build*' -prune -o -path ./.git -prune \
   -o \( -name '*.cpp' -o -name '*.h' -o -name '*.c' \) -type f -print | sed 's|^\./||' |
@@ -28,7 +29,7 @@ hits=$(cd "$src" && {
   printf '%s\n' "$files" | xargs grep -noE "\"($families)-[a-z-]+\"" || true
   printf '%s\n' "$files" | xargs grep -noE 'code *[!=]?= *"[a-z]+(-[a-z]+)+"' || true
   printf '%s\n' "$files" | xargs grep -noE '"[a-z]+(-[a-z]+)+" *, *Severity::' || true
-} | sort -u)
+} | awk -F: '{ c = $0; sub(/^[^"]*"/, "", c); sub(/".*/, "", c); if (!seen[$1 ":" $2 ":" c]++) print }')
 bad=0
 checked=0
 nl='
