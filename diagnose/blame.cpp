@@ -84,104 +84,205 @@ std::string party_subject(const Party& p) {
   return fmt::format("{}", fmt::join(parts, " and "));
 }
 
-BlameResult assign_blame(const std::vector<Failure>& failures, const std::vector<LauncherEntry>& launcher,
-                         const std::vector<Divergence>& divergences, const std::vector<Divergence>& environment) {
-  BlameResult out;
-  // 0. An installation that differs: the first such finding's ranks.
+namespace {
+
+// 0. An installation that differs: the first such finding's ranks.
+bool environment_party(const std::vector<Divergence>& environment, Party* p) {
   for (const auto& e : environment) {
     if (e.ranks.empty() && e.procs.empty()) continue;
-    Party& p = out.initiating;
-    p.ranks = e.ranks;
-    p.hosts = e.hosts;
-    p.procs = e.procs;
-    p.what = e.what;
-    p.kind = Failure::Kind::own_error;
-    p.evidence.assign(e.evidence.begin(), e.evidence.begin() + std::min<size_t>(e.evidence.size(), kEvidencePerParty));
-    normalize(&p);
-    out.found = true;
-    break;
+    p->ranks = e.ranks;
+    p->hosts = e.hosts;
+    p->procs = e.procs;
+    p->what = e.what;
+    p->kind = Failure::Kind::own_error;
+    p->evidence.assign(e.evidence.begin(), e.evidence.begin() + std::min<size_t>(e.evidence.size(), kEvidencePerParty));
+    normalize(p);
+    return true;
   }
-  // 1. Own errors, earliest first.
+  return false;
+}
+
+// 1. The earliest own error: by time, then a stamped one before an unstamped one, then the most
+// specific, then the first in the input. nullptr when no rank raised one.
+const Failure* earliest_own(const std::vector<Failure>& failures, const std::vector<LauncherEntry>& launcher,
+                            When* first_when) {
   const Failure* first = nullptr;
-  When first_when;
   for (const auto& f : failures) {
-    if (out.found || !own(f.kind)) continue;
+    if (!own(f.kind)) continue;
     When w = time_of(f, launcher);
     if (first == nullptr) {
       first = &f;
-      first_when = w;
+      *first_when = w;
       continue;
     }
-    int c = (w.known() && first_when.known()) ? When::compare(w, first_when) : 0;
-    if (c < 0 || (c == 0 && ((w.known() && !first_when.known()) ||
-                             (w.known() == first_when.known() && specificity(f) < specificity(*first))))) {
+    int c = (w.known() && first_when->known()) ? When::compare(w, *first_when) : 0;
+    bool same_known = w.known() == first_when->known();
+    // Then a line that names its rank before one that names none (a cgroup's OOM line, then the
+    // launcher's line naming the task it killed).
+    bool named_first = same_known && specificity(f) == specificity(*first) && f.who.rank >= 0 && first->who.rank < 0;
+    if (c < 0 || (c == 0 && ((w.known() && !first_when->known()) ||
+                             (same_known && specificity(f) < specificity(*first)) || named_first))) {
       first = &f;
-      first_when = w;
+      *first_when = w;
     }
   }
-  bool environment_found = out.found;
-  if (!environment_found && first != nullptr) {
-    out.found = true;
-    Party& p = out.initiating;
-    p.kind = first->kind;
-    p.what = first->what;
-    p.when = first_when;
-    p.hint = first->hint;
-    add_to(&p, first->who, first->evidence);
-    // Other ranks failing the same way at the same moment initiate with it (OOM on two ranks of
-    // one node); a different error, or a later one, is judged below as collateral.
-    for (const auto& f : failures) {
-      if (&f == first || f.kind != first->kind) continue;
-      When w = time_of(f, launcher);
-      bool same_time = w.known() && first_when.known() && When::compare(w, first_when) == 0;
-      bool same_text = f.what.substr(0, 40) == first->what.substr(0, 40);
-      if (same_time && same_text) add_to(&p, f.who, f.evidence);
-    }
-    normalize(&p);
-  } else if (!environment_found) {
-    // 2. Nobody's own error: who never reached the collective.
-    Party p;
-    for (const auto& f : failures)
-      if (f.kind == Failure::Kind::never_joined) {
-        if (p.what.empty()) p.what = f.what;
-        p.kind = f.kind;
-        add_to(&p, f.who, f.evidence);
-      }
-    if (p.ranks.empty() && p.procs.empty()) {
-      for (const auto& d : divergences) {
-        if (d.ranks.empty()) continue;
-        p.ranks.insert(p.ranks.end(), d.ranks.begin(), d.ranks.end());
-        p.hosts.insert(p.hosts.end(), d.hosts.begin(), d.hosts.end());
-        if (p.what.empty()) p.what = d.what;
-        for (const auto& e : d.evidence)
-          if (p.evidence.size() < kEvidencePerParty) p.evidence.push_back(e);
-        p.kind = Failure::Kind::never_joined;
-        break;  // the first divergence explains the rest
-      }
-    }
-    if (!p.ranks.empty() || !p.procs.empty()) {
-      normalize(&p);
-      out.initiating = p;
-      out.found = true;
-    }
-  }
+  return first;
+}
 
-  // 3. Collateral: everyone else who failed, grouped by how.
-  std::map<std::string, Party> groups;
-  std::vector<std::string> order;
+Party own_party(const Failure& first, When first_when, const std::vector<Failure>& failures,
+                const std::vector<LauncherEntry>& launcher) {
+  Party p;
+  p.kind = first.kind;
+  p.what = first.what;
+  p.when = first_when;
+  p.hint = first.hint;
+  add_to(&p, first.who, first.evidence);
+  // Other ranks failing the same way at the same moment initiate with it (OOM on two ranks of
+  // one node); a different error, or a later one, is judged as collateral.
+  for (const auto& f : failures) {
+    if (&f == &first || f.kind != first.kind) continue;
+    When w = time_of(f, launcher);
+    bool same_time = w.known() && first_when.known() && When::compare(w, first_when) == 0;
+    bool same_text = f.what.substr(0, 40) == first.what.substr(0, 40);
+    if (same_time && same_text) add_to(&p, f.who, f.evidence);
+  }
+  normalize(&p);
+  return p;
+}
+
+// Ranks that timed out beside ranks that said they finished: the smaller side is the odd one.
+// Few timed out while most finished: the few waited for a collective the others never issued in
+// that form. Most timed out while few finished: the few skipped it. Equal sides decide nothing.
+Party odd_side(const std::vector<Failure>& failures) {
+  std::set<int> timed_out, finished, failed;
+  for (const auto& f : failures) {
+    if (f.who.rank < 0) continue;
+    if (f.kind == Failure::Kind::timeout) timed_out.insert(f.who.rank);
+    if (f.kind == Failure::Kind::finished) finished.insert(f.who.rank);
+    else failed.insert(f.who.rank);
+  }
+  for (int r : failed) finished.erase(r);  // "completed" printed after its own timeout
+  Party p;
+  if (timed_out.empty() || finished.empty() || timed_out.size() == finished.size()) return p;
+  bool few_waited = timed_out.size() < finished.size();
+  Failure::Kind side = few_waited ? Failure::Kind::timeout : Failure::Kind::finished;
+  p.kind = Failure::Kind::never_joined;
+  p.what = few_waited ? fmt::format("the only rank{} that timed out while {} other ranks finished: it waited for a collective "
+                                    "they never issued in that form",
+                                    timed_out.size() == 1 ? "" : "s", finished.size())
+                      : fmt::format("finished while {} other ranks timed out waiting: it skipped a collective they issued",
+                                    timed_out.size());
+  for (const auto& f : failures)
+    if (f.kind == side && f.who.rank >= 0 && (few_waited || finished.count(f.who.rank))) add_to(&p, f.who, f.evidence);
+  normalize(&p);
+  return p;
+}
+
+// 2. Nobody's own error: who never reached the collective (a report, a divergence, the odd side).
+Party waiting_party(const std::vector<Failure>& failures, const std::vector<Divergence>& divergences) {
+  Party p;
+  for (const auto& f : failures)
+    if (f.kind == Failure::Kind::never_joined) {
+      if (p.what.empty()) p.what = f.what;
+      p.kind = f.kind;
+      add_to(&p, f.who, f.evidence);
+    }
+  if (p.ranks.empty() && p.procs.empty()) {
+    for (const auto& d : divergences) {
+      if (d.ranks.empty()) continue;
+      p.ranks.insert(p.ranks.end(), d.ranks.begin(), d.ranks.end());
+      p.hosts.insert(p.hosts.end(), d.hosts.begin(), d.hosts.end());
+      if (p.what.empty()) p.what = d.what;
+      for (const auto& e : d.evidence)
+        if (p.evidence.size() < kEvidencePerParty) p.evidence.push_back(e);
+      p.kind = Failure::Kind::never_joined;
+      break;  // the first divergence explains the rest
+    }
+  }
+  if (p.ranks.empty() && p.procs.empty()) return odd_side(failures);
+  normalize(&p);
+  return p;
+}
+
+// What a launcher's exit code says about how the worker ended.
+std::string exit_meaning(const LauncherEntry& e) {
+  std::string sig = e.signal;
+  if (sig.empty() && e.exitcode == "-6") sig = "SIGABRT";
+  if (sig.empty() && e.exitcode == "-11") sig = "SIGSEGV";
+  if (sig.empty() && e.exitcode == "-7") sig = "SIGBUS";
+  if (sig == "SIGKILL") return "SIGKILL: killed from outside the process, most often by the kernel's OOM killer (host memory)";
+  if (sig == "SIGABRT") return "SIGABRT: the process aborted (an uncaught C++ exception such as the NCCL watchdog's, or an assert)";
+  if (sig == "SIGSEGV") return "SIGSEGV: a segmentation fault in native code";
+  if (sig == "SIGBUS") return "SIGBUS: often shared memory (/dev/shm) too small";
+  return e.exitcode.empty() ? sig : fmt::format("exit code {}: its own error (its traceback is in its own output)", e.exitcode);
+}
+
+bool stopped_exit(const LauncherEntry& e) {
+  return e.signal == "SIGTERM" || e.exitcode == "-15" || e.exitcode == "0" || e.exitcode == "143";
+}
+
+bool abort_exit(const LauncherEntry& e) { return e.signal == "SIGABRT" || e.exitcode == "-6" || e.exitcode == "134"; }
+
+// The worker each launcher line is about, once: a pid names it across the agent's line and its
+// summary; the entry that knows the global rank is kept.
+std::vector<const LauncherEntry*> failed_workers(const std::vector<LauncherEntry>& launcher) {
+  std::map<std::string, const LauncherEntry*> by;
+  for (const auto& e : launcher) {
+    if (stopped_exit(e) || (e.rank < 0 && e.pid < 0)) continue;
+    std::string key = e.pid >= 0 ? fmt::format("p{}", e.pid) : fmt::format("{}{}@{}", e.local ? "l" : "r", e.rank, e.host);
+    auto it = by.find(key);
+    if (it == by.end()) by.emplace(key, &e);
+    else if (it->second->local && !e.local && e.rank >= 0) it->second = &e;
+  }
+  std::vector<const LauncherEntry*> out;
+  for (const auto& kv : by) out.push_back(kv.second);
+  return out;
+}
+
+// 3. No rank's own line: the worker the launcher saw fail. A launcher reports the worker that
+// failed and stops the others; one worker that failed differently from the rest is the one.
+// Several alike (every rank exit 1, several SIGABRTs collected) name nobody: the launcher cannot
+// tell which came first, and neither can these lines.
+Party launcher_party(const std::vector<LauncherEntry>& launcher) {
+  std::vector<const LauncherEntry*> pick = failed_workers(launcher);
+  if (pick.size() > 1) {
+    std::vector<const LauncherEntry*> hard;
+    for (const auto* e : pick)
+      if (!abort_exit(*e)) hard.push_back(e);
+    if (hard.size() != 1) return Party{};
+    pick = hard;
+  }
+  Party p;
+  if (pick.empty()) return p;
+  const LauncherEntry& e = *pick.front();
+  p.kind = Failure::Kind::own_error;
+  p.when = e.when;
+  std::string who = e.local ? fmt::format("local rank {}", e.rank) : "";
+  if (e.local || e.rank < 0) p.procs.push_back(e.rank >= 0 ? who : fmt::format("pid {}", e.pid));
+  else p.ranks.push_back(e.rank);
+  if (!e.host.empty()) p.hosts.push_back(e.host);
+  p.what = fmt::format("the launcher reports it ended first ({})", exit_meaning(e));
+  p.evidence.push_back(e.evidence);
+  return p;
+}
+
+std::string key_of(const Who& w) { return w.rank >= 0 ? fmt::format("r{}", w.rank) : w.proc; }
+
+// 3. Collateral: everyone else who failed, grouped by how.
+void collateral_groups(const std::vector<Failure>& failures, BlameResult* out, std::map<std::string, Party>* groups,
+                       std::vector<std::string>* order) {
   // A rank a launcher stopped that failed otherwise too (it timed out first) is told by that.
   std::set<std::string> failed_otherwise;
   for (const auto& f : failures)
-    if (f.kind != Failure::Kind::killed) failed_otherwise.insert(f.who.rank >= 0 ? fmt::format("r{}", f.who.rank) : f.who.proc);
+    if (f.kind != Failure::Kind::killed && f.kind != Failure::Kind::finished) failed_otherwise.insert(key_of(f.who));
   for (const auto& f : failures) {
-    if (out.found && same_party(out.initiating, f.who)) continue;
+    if (f.kind == Failure::Kind::finished) continue;
+    if (out->found && same_party(out->initiating, f.who)) continue;
     if (f.who.rank < 0 && f.who.proc.empty()) continue;
-    if (f.kind == Failure::Kind::killed &&
-        failed_otherwise.count(f.who.rank >= 0 ? fmt::format("r{}", f.who.rank) : f.who.proc))
-      continue;
+    if (f.kind == Failure::Kind::killed && failed_otherwise.count(key_of(f.who))) continue;
     std::string key = own(f.kind) ? "also failed: " + f.what.substr(0, 80) : collateral_key(f);
-    if (!groups.count(key)) order.push_back(key);
-    Party& g = groups[key];
+    if (!groups->count(key)) order->push_back(key);
+    Party& g = (*groups)[key];
     if (g.what.empty() || (f.kind == Failure::Kind::timeout && f.what.find(" in ") != std::string::npos &&
                            g.what.find(" in ") == std::string::npos)) {
       g.what = own(f.kind) ? fmt::format("also failed, later: {}", f.what) : key.rfind("timeout@", 0) == 0 ? f.what : key;
@@ -189,16 +290,20 @@ BlameResult assign_blame(const std::vector<Failure>& failures, const std::vector
     }
     add_to(&g, f.who, f.evidence);
   }
+}
+
+// Launcher entries of ranks killed by a signal that no log line explains, then every group.
+void stopped_and_collateral(const std::vector<LauncherEntry>& launcher, BlameResult* out,
+                            std::map<std::string, Party>* groups, std::vector<std::string>* order) {
   std::set<int> named;
-  for (auto& kv : groups) {
+  for (auto& kv : *groups) {
     normalize(&kv.second);
     named.insert(kv.second.ranks.begin(), kv.second.ranks.end());
   }
-  // Launcher entries of ranks killed by a signal that no log line explains.
   Party stopped;
   for (const auto& e : launcher) {
     if (e.root_cause || e.rank < 0) continue;
-    if (out.found && std::binary_search(out.initiating.ranks.begin(), out.initiating.ranks.end(), e.rank)) continue;
+    if (out->found && std::binary_search(out->initiating.ranks.begin(), out->initiating.ranks.end(), e.rank)) continue;
     if (named.count(e.rank)) continue;
     Who w{-1, e.rank, e.host, fmt::format("rank {}", e.rank)};
     add_to(&stopped, w, e.evidence);
@@ -206,47 +311,75 @@ BlameResult assign_blame(const std::vector<Failure>& failures, const std::vector
   if (!stopped.ranks.empty()) {
     normalize(&stopped);
     stopped.kind = Failure::Kind::killed;
-    stopped.what = out.found ? fmt::format("stopped by the launcher after {} failed", party_subject(out.initiating))
-                             : "stopped by the launcher";
-    groups["~stopped"] = stopped;
-    order.push_back("~stopped");
+    stopped.what = "stopped by the launcher";
+    (*groups)["~stopped"] = stopped;
+    order->push_back("~stopped");
   }
-  for (const auto& k : order) {
-    Party& g = groups[k];
-    if (g.kind == Failure::Kind::killed && out.found)
-      g.what = fmt::format("stopped by the launcher after {} failed", party_subject(out.initiating));
-    out.collateral.push_back(g);
+  for (const auto& k : *order) {
+    Party& g = (*groups)[k];
+    if (g.kind == Failure::Kind::killed && out->found)
+      g.what = fmt::format("stopped by the launcher after {} failed", party_subject(out->initiating));
+    out->collateral.push_back(g);
   }
+}
 
-  // 4. The launcher's claim: every "Root Cause" block (one per node's torchrun).
+// 4. The launcher's claim: every "Root Cause" block (one per node's torchrun).
+void launcher_claim(const std::vector<LauncherEntry>& launcher, BlameResult* out) {
   std::vector<std::string> claims;
   for (const auto& e : launcher) {
     if (!e.root_cause) continue;
-    out.have_claim = true;
-    Party& c = out.claim;
+    out->have_claim = true;
+    Party& c = out->claim;
     Who w{-1, e.rank, e.host, e.rank >= 0 ? fmt::format("rank {}", e.rank) : std::string()};
     add_to(&c, w, e.evidence);
     if (!c.when.known()) c.when = e.when;
     claims.push_back(fmt::format("rank {}{}{}", e.rank, e.host.empty() ? "" : " on " + e.host,
                                  e.exitcode.empty() ? "" : fmt::format(" (exitcode {}{})", e.exitcode, e.signal.empty() ? "" : ", " + e.signal)));
-    if (out.found && e.rank >= 0 && !out.initiating.ranks.empty() && !out.claim_wrong &&
-        !std::binary_search(out.initiating.ranks.begin(), out.initiating.ranks.end(), e.rank)) {
-      out.claim_wrong = true;
-      std::string how = "it failed only after the initiating rank";
-      for (const auto& g : out.collateral)
-        if (std::binary_search(g.ranks.begin(), g.ranks.end(), e.rank)) {
-          how = g.what;
-          break;
-        }
-      out.claim_note = fmt::format("torchrun{} names rank {} as the first observed failure, but {} failed first ({}); rank {} only followed: {}",
-                                   e.host.empty() ? "" : " on " + e.host, e.rank, party_subject(out.initiating),
-                                   out.initiating.what, e.rank, how);
+    if (!out->found || e.rank < 0 || out->initiating.ranks.empty() || out->claim_wrong ||
+        std::binary_search(out->initiating.ranks.begin(), out->initiating.ranks.end(), e.rank))
+      continue;
+    out->claim_wrong = true;
+    std::string how = "it failed only after the initiating rank";
+    for (const auto& g : out->collateral)
+      if (std::binary_search(g.ranks.begin(), g.ranks.end(), e.rank)) {
+        how = g.what;
+        break;
+      }
+    out->claim_note = fmt::format("torchrun{} names rank {} as the first observed failure, but {} failed first ({}); rank {} only followed: {}",
+                                  e.host.empty() ? "" : " on " + e.host, e.rank, party_subject(out->initiating),
+                                  out->initiating.what, e.rank, how);
+  }
+  if (out->have_claim) {
+    normalize(&out->claim);
+    out->claim.what = fmt::format("torchrun 'Root Cause (first observed failure)': {}", fmt::join(claims, "; "));
+  }
+}
+
+}  // namespace
+
+BlameResult assign_blame(const std::vector<Failure>& failures, const std::vector<LauncherEntry>& launcher,
+                         const std::vector<Divergence>& divergences, const std::vector<Divergence>& environment) {
+  BlameResult out;
+  out.found = environment_party(environment, &out.initiating);
+  if (!out.found) {
+    When first_when;
+    if (const Failure* first = earliest_own(failures, launcher, &first_when)) {
+      out.initiating = own_party(*first, first_when, failures, launcher);
+      out.found = true;
+    } else {
+      Party p = waiting_party(failures, divergences);
+      if (p.ranks.empty() && p.procs.empty()) p = launcher_party(launcher);
+      if (!p.ranks.empty() || !p.procs.empty()) {
+        out.initiating = p;
+        out.found = true;
+      }
     }
   }
-  if (out.have_claim) {
-    normalize(&out.claim);
-    out.claim.what = fmt::format("torchrun 'Root Cause (first observed failure)': {}", fmt::join(claims, "; "));
-  }
+  std::map<std::string, Party> groups;
+  std::vector<std::string> order;
+  collateral_groups(failures, &out, &groups, &order);
+  stopped_and_collateral(launcher, &out, &groups, &order);
+  launcher_claim(launcher, &out);
   return out;
 }
 

@@ -83,6 +83,12 @@ std::string hosts_of(const std::vector<const Fact*>& fs) {
   return fmt::format("{}", fmt::join(h, ","));
 }
 
+std::vector<std::string> map_keys(const std::map<std::string, const Fact*>& m) {
+  std::vector<std::string> k;
+  for (const auto& kv : m) k.push_back(kv.first);
+  return k;
+}
+
 }  // namespace
 
 void name_synthetic(Finding* f, const std::vector<std::pair<int, std::string>>& names) {
@@ -102,148 +108,220 @@ void name_synthetic(Finding* f, const std::vector<std::pair<int, std::string>>& 
   }
 }
 
-std::vector<JudgedFact> judge_facts(const std::vector<Fact>& facts) {
+namespace {
+
+using Apply = std::function<void(RankRecord*, const Fact&)>;
+
+// One dimension: the facts of `kinds`, applied to neutral records by `apply`, judged by
+// compare/'s rules, and the findings of `codes` kept with the blamed processes' lines.
+void judge_dimension(const std::vector<Fact>& facts, Identities& ids, const std::set<Fact::Kind>& kinds,
+                     const std::set<std::string>& codes, const Apply& apply, std::vector<JudgedFact>* out) {
+  std::map<int, RankRecord> records;
+  std::map<int, std::vector<const Fact*>> by_rank;
+  for (const auto& f : facts) {
+    if (!kinds.count(f.kind)) continue;
+    const Identity& id = ids.of(f.who);
+    auto it = records.find(id.rank);
+    if (it == records.end()) it = records.emplace(id.rank, neutral_record(id.rank, id.host)).first;
+    apply(&it->second, f);
+    by_rank[id.rank].push_back(&f);
+  }
+  if (records.empty()) return;
+  std::vector<RankRecord> list;
+  for (auto& kv : records) list.push_back(kv.second);
+  for (auto& f : judge(group_records(list), {}, JudgeOptions{})) {
+    if (!codes.count(f.code)) continue;
+    JudgedFact jf;
+    // Evidence: the blamed ranks' lines first, then one line of the reference.
+    std::set<int> blamed(f.ranks.begin(), f.ranks.end());
+    std::set<std::pair<std::string, long long>> seen;
+    auto add = [&](const Evidence& e) {
+      if (seen.insert({e.file, e.line}).second) jf.evidence.push_back(e);
+    };
+    for (int r : f.ranks)
+      for (const Fact* x : by_rank[r])
+        if (jf.evidence.size() < kEvidencePerFinding - 1) add(x->evidence);
+    for (const auto& kv : by_rank)
+      if (!blamed.count(kv.first) && jf.evidence.size() < kEvidencePerFinding &&
+          !seen.count({kv.second.front()->evidence.file, kv.second.front()->evidence.line})) {
+        add(kv.second.front()->evidence);
+        break;
+      }
+    for (int r : f.ranks)
+      for (const auto& [num, name] : ids.names())
+        if (num == r) jf.processes.push_back(name);
+    name_synthetic(&f, ids.names());
+    jf.finding = std::move(f);
+    out->push_back(std::move(jf));
+  }
+}
+
+void judge_dimensions(const std::vector<Fact>& facts, std::vector<JudgedFact>* out) {
   Identities ids;
-  std::vector<JudgedFact> out;
-
-  // One dimension: the facts of `kinds`, applied to neutral records by `apply`, judged, and the
-  // findings of `codes` kept.
-  auto dimension = [&](std::set<Fact::Kind> kinds, std::set<std::string> codes,
-                       const std::function<void(RankRecord*, const Fact&)>& apply) {
-    std::map<int, RankRecord> records;
-    std::map<int, std::vector<const Fact*>> by_rank;
-    for (const auto& f : facts) {
-      if (!kinds.count(f.kind)) continue;
-      const Identity& id = ids.of(f.who);
-      auto it = records.find(id.rank);
-      if (it == records.end()) it = records.emplace(id.rank, neutral_record(id.rank, id.host)).first;
-      apply(&it->second, f);
-      by_rank[id.rank].push_back(&f);
-    }
-    if (records.empty()) return;
-    std::vector<RankRecord> list;
-    for (auto& kv : records) list.push_back(kv.second);
-    std::vector<Finding> found = judge(group_records(list), {}, JudgeOptions{});
-    for (auto& f : found) {
-      if (!codes.count(f.code)) continue;
-      JudgedFact jf;
-      // Evidence: the blamed ranks' lines first, then one line of the reference.
-      std::set<int> blamed(f.ranks.begin(), f.ranks.end());
-      std::set<std::pair<std::string, long long>> seen;
-      auto add = [&](const Evidence& e) {
-        if (seen.insert({e.file, e.line}).second) jf.evidence.push_back(e);
-      };
-      for (int r : f.ranks)
-        for (const Fact* x : by_rank[r])
-          if (jf.evidence.size() < kEvidencePerFinding - 1) add(x->evidence);
-      for (const auto& kv : by_rank)
-        if (!blamed.count(kv.first) && jf.evidence.size() < kEvidencePerFinding &&
-            !seen.count({kv.second.front()->evidence.file, kv.second.front()->evidence.line})) {
-          add(kv.second.front()->evidence);
-          break;
-        }
-      for (int r : f.ranks)
-        for (const auto& [num, name] : ids.names())
-          if (num == r) jf.processes.push_back(name);
-      name_synthetic(&f, ids.names());
-      jf.finding = std::move(f);
-      out.push_back(std::move(jf));
-    }
-  };
-
-  dimension({Fact::Kind::nccl_version}, {"nccl-version-mismatch", "nccl-build-mismatch"},
-            [](RankRecord* r, const Fact& f) {
-              if (!r->nccl.version.empty()) return;  // the first version a process printed
-              r->nccl.version = f.a;
-              r->nccl.cuda_build = f.b;
-            });
-  dimension({Fact::Kind::plugin_loaded, Fact::Kind::plugin_missing}, {"nccl-net-plugin-mismatch"},
-            [](RankRecord* r, const Fact& f) {
-              // NCCL tries several names before it loads one: a load wins over "could not find".
-              if (f.kind == Fact::Kind::plugin_loaded) {
-                r->net_plugin.status = PluginStatus::ok;
-                r->net_plugin.path = f.a;
-                if (!f.b.empty()) r->net_plugin.api_versions = {f.b};
-              } else if (r->net_plugin.status != PluginStatus::ok) {
-                r->net_plugin.status = PluginStatus::missing;
-              }
-            });
-  dimension({Fact::Kind::nccl_env}, {"nccl-env-mismatch"},
-            [](RankRecord* r, const Fact& f) { r->nccl_env[f.a] = f.b; });
-  dimension({Fact::Kind::undefined_symbol}, {"nccl-abi-mismatch"}, [](RankRecord* r, const Fact& f) {
+  judge_dimension(facts, ids, {Fact::Kind::nccl_version}, {"nccl-version-mismatch", "nccl-build-mismatch"},
+                  [](RankRecord* r, const Fact& f) {
+                    if (!r->nccl.version.empty()) return;  // the first version a process printed
+                    r->nccl.version = f.a;
+                    r->nccl.cuda_build = f.b;
+                  }, out);
+  judge_dimension(facts, ids, {Fact::Kind::plugin_loaded, Fact::Kind::plugin_missing}, {"nccl-net-plugin-mismatch"},
+                  [](RankRecord* r, const Fact& f) {
+                    // NCCL tries several names before it loads one: a load wins over "could not find".
+                    if (f.kind == Fact::Kind::plugin_loaded) {
+                      r->net_plugin.status = PluginStatus::ok;
+                      r->net_plugin.path = f.a;
+                      if (!f.b.empty()) r->net_plugin.api_versions = {f.b};
+                    } else if (r->net_plugin.status != PluginStatus::ok) {
+                      r->net_plugin.status = PluginStatus::missing;
+                    }
+                  }, out);
+  judge_dimension(facts, ids, {Fact::Kind::nccl_env}, {"nccl-env-mismatch"},
+                  [](RankRecord* r, const Fact& f) { r->nccl_env[f.a] = f.b; }, out);
+  judge_dimension(facts, ids, {Fact::Kind::undefined_symbol}, {"nccl-abi-mismatch"}, [](RankRecord* r, const Fact& f) {
     AbiCheck a;
     a.consumer = f.b.empty() ? "libtorch_cuda.so" : f.b;
     a.library = "the libnccl.so.2 it loaded";
     a.imported = {f.a};
     a.missing = {f.a};
     if (r->abi.empty()) r->abi.push_back(a);
-  });
-  dimension({Fact::Kind::driver_stub}, {"cuda-driver-stub"}, [](RankRecord* r, const Fact& f) {
+  }, out);
+  judge_dimension(facts, ids, {Fact::Kind::driver_stub}, {"cuda-driver-stub"}, [](RankRecord* r, const Fact& f) {
     r->cuda_driver.status = DriverStatus::stub;
     if (!f.a.empty()) r->cuda_driver.library = f.a;
-  });
+  }, out);
   // The driver's CUDA version against the CUDA build of the NCCL the same process printed.
-  dimension({Fact::Kind::driver_cuda, Fact::Kind::nccl_version}, {"cuda-driver-too-old"},
-            [](RankRecord* r, const Fact& f) {
-              if (f.kind == Fact::Kind::driver_cuda) r->cuda_driver.cuda_version = f.a;
-              else if (r->nccl.version.empty()) {
-                r->nccl.version = f.a;
-                r->nccl.cuda_build = f.b;
-              }
-            });
+  judge_dimension(facts, ids, {Fact::Kind::driver_cuda, Fact::Kind::nccl_version}, {"cuda-driver-too-old"},
+                  [](RankRecord* r, const Fact& f) {
+                    if (f.kind == Fact::Kind::driver_cuda) r->cuda_driver.cuda_version = f.a;
+                    else if (r->nccl.version.empty()) {
+                      r->nccl.version = f.a;
+                      r->nccl.cuda_build = f.b;
+                    }
+                  }, out);
+}
 
-  // Messages that state the verdict themselves: the same codes, from the text.
+const evidence::Signal* signal_named(const std::string& id) {
+  int i = evidence::builtin_matcher().index_of(id);
+  return i >= 0 ? &evidence::builtin_signals().signals[static_cast<size_t>(i)] : nullptr;
+}
+
+// The code of a message that states its verdict itself: the one its signature gives.
+std::string direct_code(const Fact& f) {
+  if (const evidence::Signal* s = signal_named(f.evidence.signal)) return s->code;
+  return f.kind == Fact::Kind::driver_too_old ? "cuda-driver-too-old"
+         : f.kind == Fact::Kind::nccl_missing ? "nccl-missing"
+                                              : "cuda-driver-kernel-mismatch";
+}
+
+JudgedFact direct_finding(const std::string& code, const std::vector<const Fact*>& fs) {
+  JudgedFact jf;
+  Finding& f = jf.finding;
+  f.code = code;
+  f.severity = Severity::error;
+  std::set<int> ranks;
+  std::set<std::string> hosts, procs;
+  for (const Fact* x : fs) {
+    if (x->who.rank >= 0) ranks.insert(x->who.rank);
+    else if (!x->who.proc.empty()) procs.insert(x->who.proc);
+    if (!x->who.host.empty()) hosts.insert(x->who.host);
+    if (jf.evidence.size() < kEvidencePerFinding) jf.evidence.push_back(x->evidence);
+  }
+  f.ranks.assign(ranks.begin(), ranks.end());
+  f.hosts.assign(hosts.begin(), hosts.end());
+  std::string who = ranks.empty() ? (procs.empty() ? "a process" : fmt::format("{}", fmt::join(procs, ", ")))
+                                  : rank_subject(std::vector<int>(ranks.begin(), ranks.end()));
+  if (!hosts.empty()) who += " on " + hosts_of(fs);
+  const evidence::Signal* sig = signal_named(fs.front()->evidence.signal);
+  f.message = fmt::format("{}: {}", who, fs.front()->a);
+  if (code == "cuda-driver-kernel-mismatch") {
+    f.message = fmt::format("{}: NVML reports \"Driver/library version mismatch\": the user-space driver and the loaded kernel module differ", who);
+    f.expected = "user-space driver = kernel module";
+    f.found = "different versions";
+    f.fix = "reboot (or reload the nvidia kernel modules) after the driver update, or install the user-space driver that "
+            "matches the loaded module; do not bake libcuda into container images";
+  } else if (code == "cuda-driver-too-old") {
+    f.expected = "a driver for the CUDA version PyTorch and NCCL were built for";
+    f.found = "an older driver";
+    f.fix = "upgrade the NVIDIA driver on these hosts to one that supports the CUDA version of the PyTorch/NCCL build, "
+            "or install a PyTorch/NCCL build for the CUDA version the driver supports (nvidia-smi shows it)";
+  } else {
+    f.found = fs.front()->a;
+    f.fix = sig ? sig->fix : "see the evidence line";
+  }
+  return jf;
+}
+
+void direct_findings(const std::vector<Fact>& facts, std::vector<JudgedFact>* out) {
   std::map<std::string, std::vector<const Fact*>> direct;
-  // The code is the one the signal table gives the line's signature.
+  for (const auto& f : facts)
+    if (f.kind == Fact::Kind::driver_too_old || f.kind == Fact::Kind::nvml_mismatch || f.kind == Fact::Kind::nccl_missing)
+      direct[direct_code(f)].push_back(&f);
+  for (const auto& [code, fs] : direct) out->push_back(direct_finding(code, fs));
+}
+
+// A version NCCL itself printed (the library the process loaded), not a package's or a wheel's.
+bool loaded_version(const Fact& f) {
+  return f.kind == Fact::Kind::nccl_version && f.evidence.signal.rfind("install.", 0) != 0;
+}
+
+JudgedFact install_finding(const std::string& code, const std::string& message, const std::string& fix,
+                           const std::vector<const Fact*>& lines) {
+  JudgedFact jf;
+  jf.finding.code = code;
+  jf.finding.severity = Severity::error;
+  jf.finding.message = message;
+  jf.finding.found = message.substr(0, 160);
+  jf.finding.fix = fix;
+  for (const Fact* x : lines)
+    if (jf.evidence.size() < kEvidencePerFinding) jf.evidence.push_back(x->evidence);
+  return jf;
+}
+
+// What PyTorch says it uses (torch.cuda.nccl.version(), the nvidia-nccl wheels beside it) against
+// the NCCL the processes printed they loaded. Judged over the whole input, since a `pip list` or
+// an interpreter line belongs to no rank: a difference blames no rank by itself.
+void installed_vs_loaded(const std::vector<Fact>& facts, std::vector<JudgedFact>* out) {
+  std::map<std::string, const Fact*> torch, loaded, wheels;
   for (const auto& f : facts) {
-    if (f.kind != Fact::Kind::driver_too_old && f.kind != Fact::Kind::nvml_mismatch && f.kind != Fact::Kind::nccl_missing)
-      continue;
-    int i = evidence::builtin_matcher().index_of(f.evidence.signal);
-    std::string code = i >= 0 ? evidence::builtin_signals().signals[static_cast<size_t>(i)].code
-                       : f.kind == Fact::Kind::driver_too_old ? "cuda-driver-too-old"
-                       : f.kind == Fact::Kind::nccl_missing   ? "nccl-missing"
-                                                              : "cuda-driver-kernel-mismatch";
-    direct[code].push_back(&f);
+    if (f.kind == Fact::Kind::torch_nccl) torch.emplace(f.a, &f);
+    if (loaded_version(f)) loaded.emplace(f.a, &f);
+    if (f.kind == Fact::Kind::nccl_wheel) wheels.emplace(f.b + " " + f.a, &f);
   }
-  for (const auto& [code, fs] : direct) {
-    JudgedFact jf;
-    Finding& f = jf.finding;
-    f.code = code;
-    f.severity = Severity::error;
-    std::set<int> ranks;
-    std::set<std::string> hosts, procs;
-    for (const Fact* x : fs) {
-      if (x->who.rank >= 0) ranks.insert(x->who.rank);
-      else if (!x->who.proc.empty()) procs.insert(x->who.proc);
-      if (!x->who.host.empty()) hosts.insert(x->who.host);
-      if (jf.evidence.size() < kEvidencePerFinding) jf.evidence.push_back(x->evidence);
-    }
-    f.ranks.assign(ranks.begin(), ranks.end());
-    f.hosts.assign(hosts.begin(), hosts.end());
-    std::string who = ranks.empty() ? (procs.empty() ? "a process" : fmt::format("{}", fmt::join(procs, ", ")))
-                                    : rank_subject(std::vector<int>(ranks.begin(), ranks.end()));
-    if (!hosts.empty()) who += " on " + hosts_of(fs);
-    int si = evidence::builtin_matcher().index_of(fs.front()->evidence.signal);
-    const evidence::Signal* sig = si >= 0 ? &evidence::builtin_signals().signals[static_cast<size_t>(si)] : nullptr;
-    if (code == "cuda-driver-kernel-mismatch") {
-      f.message = fmt::format("{}: NVML reports \"Driver/library version mismatch\": the user-space driver and the loaded kernel module differ", who);
-      f.expected = "user-space driver = kernel module";
-      f.found = "different versions";
-      f.fix = "reboot (or reload the nvidia kernel modules) after the driver update, or install the user-space driver that "
-              "matches the loaded module; do not bake libcuda into container images";
-    } else if (code == "cuda-driver-too-old") {
-      f.message = fmt::format("{}: {}", who, fs.front()->a);
-      f.expected = "a driver for the CUDA version PyTorch and NCCL were built for";
-      f.found = "an older driver";
-      f.fix = "upgrade the NVIDIA driver on these hosts to one that supports the CUDA version of the PyTorch/NCCL build, "
-              "or install a PyTorch/NCCL build for the CUDA version the driver supports (nvidia-smi shows it)";
-    } else {
-      f.message = fmt::format("{}: {}", who, fs.front()->a);
-      f.found = fs.front()->a;
-      f.fix = sig ? sig->fix : "see the evidence line";
-    }
-    out.push_back(std::move(jf));
-  }
+  auto lines = [](const std::map<std::string, const Fact*>& a, const std::map<std::string, const Fact*>& b) {
+    std::vector<const Fact*> v;
+    for (const auto* m : {&a, &b})
+      for (const auto& kv : *m) v.push_back(kv.second);
+    return v;
+  };
+  // Two wheels count as one environment's only when one file lists both (a pip freeze per node
+  // differs across nodes; that is a version difference, judged above).
+  std::set<std::string> files;
+  for (const auto& kv : wheels) files.insert(kv.second->evidence.file);
+  if (wheels.size() > 1 && files.size() == 1)
+    out->push_back(install_finding(
+        "nccl-wheel-conflict", fmt::format("{} NCCL wheels in one environment: {}", wheels.size(), fmt::join(map_keys(wheels), ", ")),
+        "uninstall every nvidia-nccl-cu* wheel, then install the one version PyTorch requires (pip show torch names it)",
+        lines(wheels, {})));
+  const std::map<std::string, const Fact*>& said = torch.empty() ? wheels : torch;
+  if (said.size() != 1 || loaded.empty() || loaded.count(said.begin()->second->a)) return;
+  std::string what = torch.empty() ? "the installed " + said.begin()->second->b + " wheel" : "torch.cuda.nccl.version()";
+  out->push_back(install_finding(
+      "torch-nccl-mismatch",
+      fmt::format("{} says NCCL {}, but the process loaded NCCL {}: another libnccl.so.2 wins (LD_LIBRARY_PATH, the "
+                  "system's libnccl2, a second wheel)",
+                  what, said.begin()->second->a, fmt::join(map_keys(loaded), ", ")),
+      "make the process load the NCCL PyTorch was built for: remove the other libnccl.so.2 from LD_LIBRARY_PATH (or "
+      "LD_PRELOAD the wheel's nvidia/nccl/lib/libnccl.so.2), then check NCCL_DEBUG=VERSION prints the same version",
+      lines(said, loaded)));
+}
+
+}  // namespace
+
+std::vector<JudgedFact> judge_facts(const std::vector<Fact>& facts) {
+  std::vector<JudgedFact> out;
+  judge_dimensions(facts, &out);
+  direct_findings(facts, &out);
+  installed_vs_loaded(facts, &out);
   return out;
 }
 

@@ -561,6 +561,15 @@ void LogReader::resolve_identities() {
       p.rank_weak = true;
     }
   }
+  // A file that shows one host only (one node's log) gives it to its processes that name none.
+  std::map<int, std::set<std::string>> file_hosts;
+  for (const auto& p : processes)
+    if (!p.host.empty() && p.file >= 0) file_hosts[p.file].insert(p.host);
+  for (const auto& e : launcher)
+    for (size_t i = 0; i < files.size(); ++i)
+      if (!e.host.empty() && files[i] == e.evidence.file) file_hosts[static_cast<int>(i)].insert(e.host);
+  for (auto& p : processes)
+    if (p.host.empty() && file_hosts.count(p.file) && file_hosts[p.file].size() == 1) p.host = *file_hosts[p.file].begin();
   // A rank's host known under one of its names (its NCCL header) serves its other names ("rank 1").
   std::map<int, std::string> host_by_rank;
   for (const auto& p : processes)
@@ -575,6 +584,7 @@ void LogReader::finish() {
     if (!valid_process(w.index)) return;
     const Process& p = processes[static_cast<size_t>(w.index)];
     if (w.rank < 0) w.rank = p.rank;
+    if (w.rank < 0) w.proc = p.key;  // a name learned after the line ("rank 0 of PG 2")
     if (w.host.empty()) w.host = p.host;
   };
   for (auto& f : facts) resolve(f.who);

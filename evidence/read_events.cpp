@@ -77,7 +77,7 @@ bool failure_kind(const std::string& k, Failure::Kind* out) {
       {"oom", Failure::Kind::oom}, {"own_error", Failure::Kind::own_error},
       {"nccl_warn", Failure::Kind::nccl_warn}, {"timeout", Failure::Kind::timeout},
       {"aborted", Failure::Kind::aborted}, {"killed", Failure::Kind::killed},
-      {"never_joined", Failure::Kind::never_joined}};
+      {"never_joined", Failure::Kind::never_joined}, {"finished", Failure::Kind::finished}};
   auto it = kinds.find(k);
   if (it == kinds.end()) return false;
   *out = it->second;
@@ -160,6 +160,13 @@ Failure failure_of(const Hit& hit, Record& rec, Failure::Kind kind) {
   Failure f;
   f.kind = kind;
   f.who = rec.r.who_of(rec.proc);
+  // A line that names its own rank ("Rank 4 completed") where no launcher label does.
+  long long named = to_ll(hit.get(Field::rank));
+  if (f.who.rank < 0 && named >= 0 && named < kMaxRank) {
+    f.who.rank = static_cast<int>(named);
+    f.who.proc = fmt::format("rank {}", named);
+  }
+  if (f.who.host.empty() && hit.has(Field::host)) f.who.host = std::string(cut(hit.get(Field::host), 128));
   std::string_view what = hit.has(Field::what) ? hit.get(Field::what) : hit.text;
   f.what = (rec.nccl ? "NCCL WARN " : "") + short_what(what);
   f.when = rec.lab.when;
@@ -170,7 +177,25 @@ Failure failure_of(const Hit& hit, Record& rec, Failure::Kind kind) {
 
 }  // namespace
 
+// A watchdog line names its rank in its process group ("[PG ID 2 PG GUID 3 Rank 0]"): in the
+// default group (PG 0, or none printed by old releases) that is the job-wide rank; in another
+// group it is only the rank there, so the process is named by it and keeps no job-wide rank.
+void learn_group_rank(const Hit& hit, Record& rec) {
+  long long gr = to_ll(hit.get(Field::group_rank));
+  if (gr < 0 || gr >= kMaxRank || !rec.r.valid_process(rec.proc)) return;
+  Process& p = rec.r.processes[static_cast<size_t>(rec.proc)];
+  if (p.rank >= 0) return;
+  std::string_view g = hit.get(Field::group);
+  if (g.empty() || g == "0") {
+    p.rank = static_cast<int>(gr);
+    p.rank_weak = true;
+  } else if (p.key.rfind("file ", 0) == 0) {
+    p.key = fmt::format("rank {} of PG {}", gr, g);
+  }
+}
+
 void read_failure(const Hit& hit, Record& rec) {
+  learn_group_rank(hit, rec);
   Failure::Kind kind = Failure::Kind::own_error;
   failure_kind(hit.signal->kind, &kind);
   // A generic error whose text says it follows a peer's is collateral.

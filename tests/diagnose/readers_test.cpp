@@ -309,3 +309,17 @@ TEST_CASE("records cut right after their tags do not throw (fuzzer finds)") {
   CHECK(r.watch.size() == 2);
   CHECK(r.failures.size() >= 3);
 }
+
+TEST_CASE("srun names the task the cgroup OOM handler killed: that task's own failure, with its host") {
+  LogReader r = read(
+      "slurmstepd: error: Detected 1 oom_kill event in StepId=4411.0. Some of the step tasks have been OOM Killed.\n"
+      "srun: error: gpu-n07: task 3: Out Of Memory\n"
+      "srun: error: gpu-n07: task 2: Killed\n");
+  const Failure* task = nullptr;
+  for (const auto& f : r.failures)
+    if (f.kind == Failure::Kind::oom && f.who.rank >= 0) task = &f;
+  REQUIRE(task != nullptr);
+  CHECK(task->who.rank == 3);
+  CHECK(task->who.host == "gpu-n07");
+  CHECK(task->evidence.signal == "slurm.task_oom");
+}

@@ -27,6 +27,13 @@ check "finding with evidence, fix and verify" '.findings[0].code == "initiating-
 head -1 "$tmp/out" | grep -q "^Started by: rank 6 on node02" || { echo "FAIL: human report does not lead with the initiating rank"; head -3 "$tmp/out"; fail=1; }
 sed -n 2p "$tmp/out" | grep -q "^Followed: " || { echo "FAIL: human report's second line is not the collateral"; fail=1; }
 
+# Two nodes: rank 5's own illegal memory access at 10:00:01 on gpu-a02; the others time out at
+# 10:30:02 and torchrun exits at 10:30:03. Time and host come from each rank's own lines and file.
+expect 1 "ima fixture" diagnose "$fx/ima_two_nodes" --json "$tmp/j.json"
+check "rank 5 on gpu-a02 at its own time" '.diagnosis.initiating.ranks == [5] and .diagnosis.initiating.hosts == ["gpu-a02"] and (.diagnosis.initiating.when | test("10:00:01"))'
+check "ranks 4, 6, 7 are placed on gpu-a02" '[.diagnosis.collateral[] | select(.ranks | index(6) != null) | .hosts[]] | index("gpu-a02") != null'
+check "the CUDA error's fix" '[.findings[] | select(.code == "initiating-failure") | .fix] | join(" ") | test("CUDA_LAUNCH_BLOCKING=1")'
+
 # The same logs as one paste on standard input.
 cat "$fx"/oom_two_nodes/node01.log "$fx"/oom_two_nodes/node02.log | timeout 60 "$drv" diagnose - --json "$tmp/j.json" >/dev/null 2>&1
 [ $? -eq 1 ] || { echo "FAIL: stdin paste exit code"; fail=1; }
