@@ -526,7 +526,7 @@ const char* to_string(TracedProcess::End e) {
 
 const char* to_string(CollKind k) { return kKindNames[static_cast<int>(k)]; }
 
-CollKind parse_coll_kind(const std::string& name) {
+CollKind parse_coll_kind(std::string_view name) {
   for (int i = 0; i < static_cast<int>(CollKind::unknown); ++i)
     if (name == kKindNames[i]) return static_cast<CollKind>(i);
   return CollKind::unknown;

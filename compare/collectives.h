@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "compare/finding.h"
@@ -27,7 +28,7 @@ enum class CallState { unknown, returned, in_flight };
 // "AllReduce", ... (NCCL's spelling, as in its logs and our traces).
 const char* to_string(CollKind k);
 // Parses NCCL's spelling; CollKind::unknown for anything else.
-CollKind parse_coll_kind(const std::string& name);
+CollKind parse_coll_kind(std::string_view name);
 // "float32", ... for ncclDataType_t values; "datatype <n>" for values NCCL does not define.
 std::string datatype_name(int datatype);
 // "sum", ... for ncclRedOp_t values; "op <n>" beyond the built-in ones (user-defined PreMulSum).

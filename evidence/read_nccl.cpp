@@ -1,6 +1,7 @@
 // Family readers of NCCL's own records: COLL calls (the hot family: a hand-written field parser,
 // named by the table entry nccl.coll, because a COLL log is gigabytes and the fields are a fixed
 // key-value list) and communicator Init lines.
+#include <charconv>
 #include <string>
 
 #include <fmt/format.h>
@@ -31,8 +32,10 @@ bool coll_pair(std::string_view key, std::string_view val, CollFields* c) {
   } else if (key == "count") {
     // %zu: up to 2^64-1 (a size_t -1 from a caller's bug is still a call).
     c->have_count = !val.empty() && val.size() <= 20 && val.find_first_not_of("0123456789") == std::string_view::npos;
-    if (c->have_count) c->call.count = std::stoull(std::string(val));
-    else c->broken = true;
+    // from_chars: no string copy on the hottest line of a COLL log.
+    if (c->have_count)
+      c->have_count = std::from_chars(val.data(), val.data() + val.size(), c->call.count).ec == std::errc();
+    if (!c->have_count) c->broken = true;
   } else if (key == "datatype") {
     c->have_dtype = parse_dec(val, &v, &n) && v < 64;
     if (c->have_dtype) c->call.datatype = static_cast<int>(v);
@@ -54,7 +57,7 @@ bool coll_pair(std::string_view key, std::string_view val, CollFields* c) {
 CollFields parse_coll(std::string_view body) {
   CollFields c;
   size_t colon = body.find(':');
-  c.call.kind = parse_coll_kind(std::string(body.substr(0, colon)));
+  c.call.kind = parse_coll_kind(body.substr(0, colon));
   std::string_view f = body.substr(colon + 1);
   size_t i = 0;
   while (i < f.size()) {
