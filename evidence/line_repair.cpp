@@ -185,6 +185,26 @@ void drop_ansi(std::string* line) {
 
 int small_rank(long long v) { return v >= 0 && v < kMaxRank ? static_cast<int>(v) : -1; }
 
+bool host_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) || c == '-' || c == '.' || c == '_';
+}
+
+// "[gpu187:2]:": a host and the index of one of its processes (which numbering, local or
+// global, the label does not say), so it names one process and its host, never a rank.
+size_t host_index_prefix(std::string_view s, LineLabel* label) {
+  size_t i = 1;
+  bool letter = false;
+  while (i < s.size() && i < 80 && host_char(s[i])) letter |= !is_digit(s[i++]);
+  if (!letter || i >= s.size() || s[i] != ':') return 0;
+  long long v;
+  size_t n;
+  if (!parse_dec(s.substr(i + 1), &v, &n) || i + 1 + n >= s.size() || s[i + 1 + n] != ']') return 0;
+  label->host = std::string(s.substr(1, i - 1));
+  label->worker = std::string(s.substr(1, i + n));
+  size_t end = i + 2 + n;
+  return end < s.size() && s[end] == ':' ? end + 1 : end;
+}
+
 // "[rank3]:", "[RANK 3] ts [LEVEL] ", "[1,3]<stdout>:", "[80746] ", "[2024-05-14 10:12:05,123] ".
 size_t bracket_prefix(std::string_view s, LineLabel* label) {
   long long v;
@@ -223,6 +243,7 @@ size_t bracket_prefix(std::string_view s, LineLabel* label) {
         }
     }
   }
+  if (size_t used = host_index_prefix(s, label)) return used;
   if (parse_dec(s.substr(1), &v, &n) || n > 0) {
     // A paste tool's line counter: digits only, then "] ". Not NCCL's "[0] NCCL INFO" (that
     // follows a host:pid:tid header, never starts a line).
@@ -277,10 +298,6 @@ size_t ip_prefix(std::string_view s, LineLabel* label) {
   if (dots != 3 || i + 1 >= s.size() || s[i] != ':' || s[i + 1] != ' ') return 0;
   label->host = std::string(s.substr(0, i));
   return i + 2;
-}
-
-bool host_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) || c == '-' || c == '.' || c == '_';
 }
 
 // "node01 [stderr] ", "node01 | 2024-05-14 10:12:05 | ".

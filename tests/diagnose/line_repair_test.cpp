@@ -60,6 +60,14 @@ TEST_CASE("host [stderr], IP labels, host | timestamp |, [RANK N] ts [LEVEL]") {
   CHECK(rest("[RANK 5] 2024-06-02 08:15:13 [ERROR] torch.distributed.DistBackendError: x", &d) ==
         "torch.distributed.DistBackendError: x");
   CHECK(d.rank == 5);
+  LineLabel e;
+  CHECK(rest("[gpu-b12:3]:torch.OutOfMemoryError: CUDA out of memory.", &e) == "torch.OutOfMemoryError: CUDA out of memory.");
+  CHECK(e.host == "gpu-b12");
+  CHECK(e.worker == "gpu-b12:3");
+  CHECK(e.rank == -1);
+  LineLabel f;
+  CHECK(rest("[2024-05-14 10:12:05,123] x", &f) == "x");
+  CHECK(f.host.empty());
 }
 
 TEST_CASE("timestamps with and without seconds order correctly") {
