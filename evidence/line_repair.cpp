@@ -92,6 +92,13 @@ std::string When::text() const {
   return fmt::format("{:02}-{:02} {:02}:{:02}:{:02}", month, dom, secs / 3600, secs / 60 % 60, secs % 60);
 }
 
+std::string When::iso() const {
+  std::string t = text();
+  if (t.empty()) return t;
+  t[5] = 'T';
+  return year > 0 ? fmt::format("{:04}-{}", year, t) : "--" + t;
+}
+
 bool parse_dec(std::string_view s, long long* out, size_t* used) {
   size_t i = 0;
   unsigned long long v = 0;
@@ -140,6 +147,7 @@ size_t parse_timestamp(std::string_view s, When* w) {
     if (i < s.size() && s[i] == 'Z') ++i;
     w->us = doy * kDay + us;
     w->precision = precision;
+    w->year = y;
     return i;
   }
   // glog: level letter, MMDD or MDD, space, clock.

@@ -76,6 +76,12 @@ TEST_CASE("timestamps with and without seconds order correctly") {
   CHECK(a.rank == 13);
   CHECK(a.when.precision == 60LL * 1000000);
   CHECK(a.when.text() == "02-18 12:54");
+  CHECK(a.when.year == 2025);
+  CHECK(a.when.iso() == "2025-02-18T12:54");
+  When g;
+  parse_timestamp("E0321 02:07:08.408271 x", &g);
+  CHECK(g.year == 0);
+  CHECK(g.iso() == "--03-21T02:07:08");
   rest("2025-02-18T12:54:30.5Z z", &b);
   CHECK(b.when.precision == 1);
   // 12:54 (minute precision) cannot be told apart from 12:54:30.
