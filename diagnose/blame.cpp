@@ -181,12 +181,16 @@ Party odd_side(const std::vector<Failure>& failures) {
 // 2. Nobody's own error: who never reached the collective (a report, a divergence, the odd side).
 Party waiting_party(const std::vector<Failure>& failures, const std::vector<Divergence>& divergences) {
   Party p;
-  for (const auto& f : failures)
-    if (f.kind == Failure::Kind::never_joined) {
-      if (p.what.empty()) p.what = f.what;
-      p.kind = f.kind;
-      add_to(&p, f.who, f.evidence);
-    }
+  // Ranks a report names as absent, else the rank another names only as the one to look at.
+  for (Failure::Kind k : {Failure::Kind::never_joined, Failure::Kind::pointed_to}) {
+    for (const auto& f : failures)
+      if (f.kind == k) {
+        if (p.what.empty()) p.what = f.what;
+        p.kind = Failure::Kind::never_joined;
+        add_to(&p, f.who, f.evidence);
+      }
+    if (!p.ranks.empty() || !p.procs.empty()) break;
+  }
   if (p.ranks.empty() && p.procs.empty()) {
     for (const auto& d : divergences) {
       if (d.ranks.empty()) continue;
@@ -299,7 +303,7 @@ void collateral_groups(const std::vector<Failure>& failures, BlameResult* out, s
   for (const auto& f : failures)
     if (f.kind != Failure::Kind::killed && f.kind != Failure::Kind::finished) failed_otherwise.insert(key_of(f.who));
   for (const auto& f : failures) {
-    if (f.kind == Failure::Kind::finished) continue;
+    if (f.kind == Failure::Kind::finished || f.kind == Failure::Kind::pointed_to) continue;
     if (out->found && same_party(out->initiating, f.who)) continue;
     if (f.who.rank < 0 && f.who.proc.empty()) continue;
     if (f.kind == Failure::Kind::killed && failed_otherwise.count(key_of(f.who))) continue;

@@ -117,3 +117,15 @@ TEST_CASE("a file's one unlabelled process is the one worker its launcher saw fa
   BlameResult c = assign_blame({f}, {failed}, {}, {});
   CHECK(c.initiating.procs == std::vector<std::string>{"file w.log"});
 }
+
+// The form of deepspeedai/DeepSpeed#4488 and NVIDIA/nccl#849 (tests/diagnose/SOURCES.md).
+TEST_CASE("the coordinator's report of who missed the barrier outranks another rank's pointer to the coordinator") {
+  std::vector<Failure> fs = {failure(Failure::Kind::pointed_to, 0, "", "Rank 3 successfully reached monitoredBarrier"),
+                             failure(Failure::Kind::never_joined, 2, "", "Rank 2 failed to pass monitoredBarrier")};
+  BlameResult b = assign_blame(fs, {}, {}, {});
+  REQUIRE(b.found);
+  CHECK(b.initiating.ranks == std::vector<int>{2});
+  for (const auto& g : b.collateral) CHECK(g.ranks != std::vector<int>{0});
+  BlameResult c = assign_blame({fs[0]}, {}, {}, {});
+  CHECK(c.initiating.ranks == std::vector<int>{0});
+}

@@ -341,7 +341,7 @@ TEST_CASE("a rank that passed monitoredBarrier names the rank it got errors from
       "[E ProcessGroupGloo.cpp:138] Rank 5 successfully reached monitoredBarrier, but received errors while waiting "
       "for send/recv from rank 0. Please check rank 0 logs for faulty rank.\n");
   REQUIRE(r.failures.size() == 1);
-  CHECK(r.failures[0].kind == Failure::Kind::never_joined);
+  CHECK(r.failures[0].kind == Failure::Kind::pointed_to);
   CHECK(r.failures[0].who.rank == 0);
 }
 
