@@ -15,7 +15,7 @@
 #      every Catch2 unit test, probe.loader_sweep (the loader emulation against the arm64 ld.so
 #      on every ELF of the root) and integration.single_rank_standin (alone mode: system versus wheel NCCL,
 #      the stub driver, the ABI mismatch). Every other test is listed with why it is not run here.
-# A skipped, missing or failed test fails the script. Usage: .ci/aarch64.sh WORKDIR [host|root]
+# A skipped, missing or failed test fails the script (nothing is repeated until it passes). Usage: .ci/aarch64.sh WORKDIR [host|root]
 # (`host` stops after step 1, and `root` after making the root of step 3, before building: CI installs the host
 # packages first, then makes the root beside other steps, and the full run reuses both.)
 # (WORKDIR is created; the root takes about 400 MB, the build about 300 MB.)
@@ -177,7 +177,7 @@ phase "mounts, stand-ins, test list"
 echo "=== aarch64: ${#selected[@]} tests in the arm64 root, under qemu-user"
 regex="^($(printf '%s|' "${selected[@]}" | sed 's/[.]/\\./g; s/|$//'))\$"
 rc=0
-in_root sh -c "cd '$build' && ctest --output-on-failure -j2 --timeout 900 --repeat until-pass:2 -R '$regex'" |
+in_root sh -c "cd '$build' && ctest --output-on-failure -j2 --timeout 900 -R '$regex'" |
   tee "$work/ctest.out" || rc=$?
 phase "tests under qemu"
 

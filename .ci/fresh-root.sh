@@ -5,10 +5,15 @@
 # /etc/hosts copied in (without it Open MPI's MPI_Init waits 5 s on the resolver).
 # A package this machine happens to have is a missing install step there, and fails here.
 #
-# Usage: .ci/fresh-root.sh WORKDIR [demo|test|both|root]   (WORKDIR is created; about 2 GB;
-#        default both). `root` only makes the root and runs the clone's tools/install-deps.sh in
-#        it, so that CI can do the downloading part early, beside other steps; the root then holds
-#        nothing but minbase and what install-deps.sh installs, and the later run reuses it.
+# The wheel cache ($DENPEX_WHEEL_CACHE, default /var/cache/denpex-wheels) is bind-mounted at the
+# same path in the root when the host has one, so the root's tests read the wheels CI fetched
+# (tests/real/fetch.sh) instead of downloading them again.
+#
+# Usage: .ci/fresh-root.sh WORKDIR [demo|test|both|ci|real|root]   (WORKDIR is created; about
+#        2 GB; default both). `ci` is both, then the real-wheel step (tests/real/run.sh) on the
+#        build tools/test.sh made; `real` is that step alone, on the clone and build already there. `root` only makes the root and runs the clone's tools/install-deps.sh
+#        in it, so that CI can do the downloading part early, beside other steps; the root then
+#        holds nothing but minbase and what install-deps.sh installs, and the later run reuses it.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:?usage: .ci/fresh-root.sh WORKDIR}
@@ -76,25 +81,38 @@ mount -t tmpfs tmpfs "$root/run"; mounts+=("$root/run")
 # A clean clone of what is committed here, where a newcomer puts it: in root's home, which only
 # root may enter (mode 0700), so a test that runs something as another user must copy it out.
 # shared/ beside it, as in CI.
-rm -rf --one-file-system "$root/src" "$root/root/project" "$root/root/shared"
-mkdir -p "$root/root"
-chmod 0700 "$root/root"
-git clone -q "$src" "$root/root/project"
+# `real` alone reuses the clone and build a `test` or `ci` run left.
+if [ "$what" != real ] || [ ! -f "$root/root/project/build/CTestTestfile.cmake" ]; then
+  rm -rf --one-file-system "$root/src" "$root/root/project" "$root/root/shared"
+  mkdir -p "$root/root"
+  chmod 0700 "$root/root"
+  git clone -q "$src" "$root/root/project"
+fi
 if [ -d "$src/../shared" ]; then bind "$(cd "$src/../shared" && pwd)" "$root/root/shared" ro; fi
+wheels=${DENPEX_WHEEL_CACHE:-/var/cache/denpex-wheels}
+if [ -d "$wheels" ]; then
+  wheels=$(cd "$wheels" && pwd)
+  bind "$wheels" "$root$wheels"
+fi
 
 in_root() { chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-  TERM=dumb LANG=C.UTF-8 CI="${CI:-}" bash -c "cd /root/project && $1"; }
+  TERM=dumb LANG=C.UTF-8 CI="${CI:-}" ${DENPEX_WHEEL_CACHE:+DENPEX_WHEEL_CACHE="$wheels"} \
+  bash -c "cd /root/project && $1"; }
 
 if [ "$what" = root ]; then
   echo "=== fresh-root: the root and tools/install-deps.sh in it"
   in_root "tools/install-deps.sh" >"$work/install-deps.log" 2>&1 || { tail -30 "$work/install-deps.log"; exit 1; }
   exit 0
 fi
-if [ "$what" != test ]; then
+if [ "$what" != test ] && [ "$what" != real ]; then
   echo "=== fresh-root: README quick start 1: tools/demo.sh"
   in_root "tools/demo.sh"
 fi
-if [ "$what" != demo ]; then
+if [ "$what" != demo ] && [ "$what" != real ]; then
   echo "=== fresh-root: README quick start 2: tools/test.sh"
   in_root "tools/test.sh"
+fi
+if [ "$what" = ci ] || [ "$what" = real ]; then
+  echo "=== fresh-root: the real-wheel step: tests/real/run.sh build"
+  in_root "tests/real/run.sh build"
 fi

@@ -43,6 +43,7 @@ LauncherInfo detect_launcher(const std::map<std::string, std::string>& env) {
     info.kind = r.kind;
     info.evidence = r.variable;
     info.rank_hint = parse_count(env, r.rank_variable);
+    info.rank_variable = r.rank_variable;
     break;
   }
   if (info.kind == Launcher::none) return info;
@@ -126,12 +127,17 @@ TorchrunWorker detect_torchrun(const std::map<std::string, std::string>& env) {
 
 AnnouncedWorld announced_world(const std::map<std::string, std::string>& env) {
   struct Pair { const char* size; const char* rank; };
+  // LOCAL_WORLD_SIZE last: torchrun's workers on one node, a floor for the world.
   const Pair pairs[] = {
       {"WORLD_SIZE", "RANK"},
       {"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK"},
       {"PMI_SIZE", "PMI_RANK"},
       {"MV2_COMM_WORLD_SIZE", "MV2_COMM_WORLD_RANK"},
       {"SLURM_STEP_NUM_TASKS", "SLURM_PROCID"},
+      {"FLUX_JOB_SIZE", "FLUX_TASK_RANK"},
+      {"JSM_NAMESPACE_SIZE", "JSM_NAMESPACE_RANK"},
+      {"HOROVOD_SIZE", "HOROVOD_RANK"},
+      {"LOCAL_WORLD_SIZE", "LOCAL_RANK"},
   };
   AnnouncedWorld w;
   for (const auto& p : pairs) {
@@ -140,7 +146,22 @@ AnnouncedWorld announced_world(const std::map<std::string, std::string>& env) {
     w.size = n;
     w.size_evidence = std::string(p.size) + "=" + std::to_string(n);
     w.rank = parse_count(env, p.rank);
-    if (n > 1) break;   // the first that announces more than one rank decides
+    w.at_least = std::string(p.size) == "LOCAL_WORLD_SIZE";
+    if (n > 1) return w;   // the first that announces more than one rank decides
+  }
+  // A launcher that names only the rank (PMIx, Cray PALS and ALPS, a PMI without PMI_SIZE): any
+  // rank above 0 means a world of more than one.
+  const char* ranks[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "PALS_RANKID",
+                         "ALPS_APP_PE", "MV2_COMM_WORLD_RANK", "SLURM_PROCID", "FLUX_TASK_RANK",
+                         "JSM_NAMESPACE_RANK", "HOROVOD_RANK", "LOCAL_RANK"};
+  for (const char* v : ranks) {
+    int r = parse_count(env, v);
+    if (r <= 0) continue;
+    w.size = r + 1;
+    w.rank = r;
+    w.at_least = true;
+    w.size_evidence = std::string(v) + "=" + std::to_string(r);
+    return w;
   }
   return w;
 }
@@ -156,7 +177,7 @@ std::string job_id(const std::map<std::string, std::string>& env) {
     int restart = parse_count(env, "TORCHELASTIC_RESTART_COUNT");
     return restart > 0 ? run + ".r" + std::to_string(restart) : run;
   }
-  for (const char* v : {"PBS_JOBID", "LSB_JOBID", "JOB_ID"}) {
+  for (const char* v : {"PBS_JOBID", "LSB_JOBID", "FLUX_JOB_ID", "JOB_ID"}) {
     std::string id = value_of(env, v);
     if (!id.empty()) return id;
   }

@@ -18,6 +18,7 @@ struct LauncherInfo {
   Launcher kind = Launcher::none;
   std::string evidence;       // the variable that decided it, e.g. "OMPI_COMM_WORLD_SIZE"
   int rank_hint = -1;         // the rank the launcher announced (before MPI_Init), -1 if none
+  std::string rank_variable;  // the variable that said it, e.g. "PMIX_RANK"
   int announced_size = -1;    // the number of ranks the launcher started, -1 if it did not say
   std::string size_evidence;  // the variable that said it, e.g. "PMI_SIZE"
 };
@@ -67,18 +68,22 @@ TorchrunWorker detect_torchrun(const std::map<std::string, std::string>& env);
 
 // The world any launcher's variables announce, whoever started this process: WORLD_SIZE
 // (torchrun, accelerate, DeepSpeed, Kubeflow's PyTorchJob), OMPI_COMM_WORLD_SIZE, PMI_SIZE,
-// MV2_COMM_WORLD_SIZE, SLURM_STEP_NUM_TASKS (a task of an srun step). size -1 when none says;
-// rank from the matching rank variable (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, ...), -1 unset.
+// MV2_COMM_WORLD_SIZE, SLURM_STEP_NUM_TASKS (a task of an srun step), FLUX_JOB_SIZE (flux run),
+// JSM_NAMESPACE_SIZE (jsrun), HOROVOD_SIZE (horovodrun's gloo mode), LOCAL_WORLD_SIZE (the
+// node's share, a floor); failing those, a rank variable above 0 (RANK, PMIX_RANK, PALS_RANKID,
+// ALPS_APP_PE, SLURM_PROCID, ...) announces at least rank + 1. size -1 when none says; rank
+// from the matching rank variable, -1 unset.
 struct AnnouncedWorld {
   int size = -1;
-  std::string size_evidence;   // "WORLD_SIZE=16"
+  std::string size_evidence;   // "WORLD_SIZE=16", "PMIX_RANK=3"
   int rank = -1;
+  bool at_least = false;       // size is a floor (LOCAL_WORLD_SIZE, or read from a rank)
 };
 
 AnnouncedWorld announced_world(const std::map<std::string, std::string>& env);
 
 // The job's id for --rank-report's %j: SLURM_JOB_ID (with .SLURM_STEP_ID when set), else
-// TORCHELASTIC_RUN_ID (with .rN past the first restart), else PBS_JOBID, LSB_JOBID, JOB_ID;
+// TORCHELASTIC_RUN_ID (with .rN past the first restart), else PBS_JOBID, LSB_JOBID, FLUX_JOB_ID, JOB_ID;
 // "" when none is set.
 std::string job_id(const std::map<std::string, std::string>& env);
 

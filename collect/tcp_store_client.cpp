@@ -182,6 +182,12 @@ StoreReply TcpStoreClient::connect(const std::string& host, int port,
     return fail(StoreStatus::protocol,
                 fmt::format("{} closed the connection after the TCPStore validation handshake",
                             peer_));
+  // Nothing but ADDs of 0 and 1 reach the check key: a negative count is not a TCPStore's.
+  if (s.ok() && v < 0)
+    return fail(StoreStatus::protocol,
+                fmt::format("{} answered the TCPStore query after the validation handshake with "
+                            "{}, which no TCPStore returns",
+                            peer_, v));
   return s;
 }
 

@@ -232,4 +232,16 @@ std::vector<MergedFinding> merge_mirror_images(const std::vector<Finding>& findi
   return out;
 }
 
+bool merged_sides(std::string_view found, std::string* a, std::string* b) {
+  if (found.substr(0, 4) != "rank") return false;
+  std::size_t colon = found.find(": ");
+  std::size_t second = found.find("; rank", colon == std::string_view::npos ? 0 : colon);
+  if (colon == std::string_view::npos || second == std::string_view::npos) return false;
+  std::size_t colon2 = found.find(": ", second + 2);
+  if (colon2 == std::string_view::npos) return false;
+  *a = std::string(found.substr(colon + 2, second - colon - 2));
+  *b = std::string(found.substr(colon2 + 2));
+  return !a->empty() && !b->empty();
+}
+
 }  // namespace denpex

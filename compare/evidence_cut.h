@@ -69,4 +69,8 @@ struct MergedFinding {
 // Never fails.
 std::vector<MergedFinding> merge_mirror_images(const std::vector<Finding>& findings);
 
+// The two values in a merged finding's `found` ("rank 0: <a>; rank 1: <b>"), so that a report
+// can mark both in an evidence line. False, leaving *a and *b alone, for any other `found`.
+bool merged_sides(std::string_view found, std::string* a, std::string* b);
+
 }  // namespace denpex

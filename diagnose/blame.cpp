@@ -144,7 +144,9 @@ Party own_party(const Failure& first, When first_when, const std::vector<Failure
     When w = time_of(f, launcher);
     bool same_time = w.known() && first_when.known() && When::compare(w, first_when) == 0;
     bool same_text = f.what.substr(0, 40) == first.what.substr(0, 40);
-    if (same_time && same_text) add_to(&p, f.who, f.evidence);
+    // One line naming several ranks ("tasks 1-3: Out Of Memory") names them all.
+    bool same_line = f.evidence.file == first.evidence.file && f.evidence.line == first.evidence.line;
+    if ((same_time && same_text) || same_line) add_to(&p, f.who, f.evidence);
   }
   normalize(&p);
   return p;

@@ -550,6 +550,14 @@ Diagnosis diagnose(const LogReader& r) {
   coll_findings(r, &d.findings, &divergences);
   WatchSummary ws = watch_findings(r, &d.findings, &divergences);
   reported_findings(r, &d.findings, &divergences, &failures, &nccl_warn_note);
+  for (const auto& rf : r.ras_text) {
+    // NCCL RAS's text report, judged by the same rules as its JSON form (evidence/read_ras.h).
+    DxFinding x;
+    x.f = rf.finding;
+    x.evidence = rf.evidence;
+    x.verify = verify_of("nccl.ras.counts");
+    d.findings.push_back(std::move(x));
+  }
 
   d.blame = assign_blame(failures, r.launcher, divergences, environment);
   const BlameResult& b = d.blame;

@@ -1,4 +1,5 @@
 #include "diagnose/facts_judge.h"
+#include "diagnose/env_judge.h"
 
 #include <algorithm>
 #include <functional>
@@ -213,7 +214,7 @@ std::string direct_code(const Fact& f) {
                                               : "cuda-driver-kernel-mismatch";
 }
 
-JudgedFact direct_finding(const std::string& code, const std::vector<const Fact*>& fs) {
+JudgedFact direct_finding(const std::string& code, const std::vector<const Fact*>& fs, const std::vector<Fact>& facts) {
   JudgedFact jf;
   Finding& f = jf.finding;
   f.code = code;
@@ -222,7 +223,7 @@ JudgedFact direct_finding(const std::string& code, const std::vector<const Fact*
   std::set<std::string> hosts, procs;
   for (const Fact* x : fs) {
     if (x->who.rank >= 0) ranks.insert(x->who.rank);
-    else if (!x->who.proc.empty()) procs.insert(x->who.proc);
+    else if (!x->who.proc.empty() && x->who.proc != x->who.host) procs.insert(x->who.proc);
     if (!x->who.host.empty()) hosts.insert(x->who.host);
     if (jf.evidence.size() < kEvidencePerFinding) jf.evidence.push_back(x->evidence);
   }
@@ -236,7 +237,9 @@ JudgedFact direct_finding(const std::string& code, const std::vector<const Fact*
   if (code == "cuda-driver-kernel-mismatch") {
     f.message = fmt::format("{}: NVML reports \"Driver/library version mismatch\": the user-space driver and the loaded kernel module differ", who);
     f.expected = "user-space driver = kernel module";
-    f.found = "different versions";
+    std::string versions = driver_versions_note(facts);
+    f.found = versions.empty() ? "different versions" : versions;
+    if (!versions.empty()) f.message += ": " + versions;
     f.fix = "reboot (or reload the nvidia kernel modules) after the driver update, or install the user-space driver that "
             "matches the loaded module; do not bake libcuda into container images";
   } else if (code == "cuda-driver-too-old") {
@@ -256,7 +259,7 @@ void direct_findings(const std::vector<Fact>& facts, std::vector<JudgedFact>* ou
   for (const auto& f : facts)
     if (f.kind == Fact::Kind::driver_too_old || f.kind == Fact::Kind::nvml_mismatch || f.kind == Fact::Kind::nccl_missing)
       direct[direct_code(f)].push_back(&f);
-  for (const auto& [code, fs] : direct) out->push_back(direct_finding(code, fs));
+  for (const auto& [code, fs] : direct) out->push_back(direct_finding(code, fs, facts));
 }
 
 // A version NCCL itself printed (the library the process loaded), not a package's or a wheel's.
@@ -293,15 +296,7 @@ void installed_vs_loaded(const std::vector<Fact>& facts, std::vector<JudgedFact>
       for (const auto& kv : *m) v.push_back(kv.second);
     return v;
   };
-  // Two wheels count as one environment's only when one file lists both (a pip freeze per node
-  // differs across nodes; that is a version difference, judged above).
-  std::set<std::string> files;
-  for (const auto& kv : wheels) files.insert(kv.second->evidence.file);
-  if (wheels.size() > 1 && files.size() == 1)
-    out->push_back(install_finding(
-        "nccl-wheel-conflict", fmt::format("{} NCCL wheels in one environment: {}", wheels.size(), fmt::join(map_keys(wheels), ", ")),
-        "uninstall every nvidia-nccl-cu* wheel, then install the one version PyTorch requires (pip show torch names it)",
-        lines(wheels, {})));
+  // Two wheels in one environment (nccl-wheel-conflict) are judged per environment by env_judge.
   const std::map<std::string, const Fact*>& said = torch.empty() ? wheels : torch;
   if (said.size() != 1 || loaded.empty() || loaded.count(said.begin()->second->a)) return;
   std::string what = torch.empty() ? "the installed " + said.begin()->second->b + " wheel" : "torch.cuda.nccl.version()";
@@ -322,6 +317,7 @@ std::vector<JudgedFact> judge_facts(const std::vector<Fact>& facts) {
   judge_dimensions(facts, &out);
   direct_findings(facts, &out);
   installed_vs_loaded(facts, &out);
+  for (auto& jf : judge_env_facts(facts)) out.push_back(std::move(jf));
   return out;
 }
 

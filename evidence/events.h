@@ -48,6 +48,13 @@ struct Fact {
     torch_nccl,       // a = the NCCL torch was built with ("2.19.3", torch.cuda.nccl.version())
     nccl_wheel,       // a = version, b = package ("nvidia-nccl-cu12")
     nccl_path,        // a = the libnccl file a binary resolves (ldd)
+    // Pasted environment reports (collect_env, nvidia-smi, dpkg, file listings, ctypes probes):
+    torch_version,    // a = PyTorch version ("2.4.1", "" when only the CUDA is printed), b = its CUDA build ("12.4")
+    cuda_runtime,     // a = the CUDA toolkit on the host ("12.2.140"; not what PyTorch wheels run with)
+    driver_version,   // a = NVIDIA driver version, b = where from: "kernel" (loaded module), "user" (libraries
+                      // installed), "smi" (what NVML reported: the loaded module's)
+    nccl_file,        // a = a libnccl file on disk or a conda package, b = its version ("" when unnamed)
+    nccl_symbol_absent,  // a = an nccl* function a ctypes probe did not find, b = the library probed
   };
   Kind kind;
   Who who;

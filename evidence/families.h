@@ -3,7 +3,7 @@
 // summary) also read the lines after the one that opened them. One file per family:
 // read_nccl.cpp (coll, init), read_events.cpp (failure, fact, report, launcher, ranks, pair,
 // none), read_watchdog.cpp, read_fingerprint.cpp, read_desync.cpp, read_horovod.cpp,
-// read_fr_trace.cpp, read_ras.cpp, read_torchrun.cpp.
+// read_fr_trace.cpp, read_ras.cpp, read_torchrun.cpp, read_env_report.cpp.
 #pragma once
 
 #include <string>
@@ -11,6 +11,7 @@
 
 #include "evidence/events.h"
 #include "evidence/matcher.h"
+#include "evidence/read_ras.h"
 
 namespace denpex::evidence {
 
@@ -33,8 +34,8 @@ struct FileState {
   int pending_age = 0;
   // The block a multi-line reader is inside ("" none), and what it gathers.
   std::string block;
-  long long block_count = 0;  // RAS: the operation count of the group line being read
   Reported report;
+  RasTextState ras;  // NCCL RAS's text report being read (read_ras.h)
   bool root_cause = false;
   bool have_entry = false;
   LauncherEntry entry;
@@ -44,6 +45,16 @@ struct FileState {
   bool horovod = false;
   std::vector<int> ready;
   Reported horovod_report;
+  // Pasted environment reports (read_env_report.cpp): what a block waits to complete (a pip show
+  // Name before its Version, a command before its output), the library a ctypes probe asks, and
+  // Slurm's OOM-kill line until srun names the task (kept to the end of the input).
+  std::string env_name;
+  Evidence env_evidence;
+  int env_proc = -1;
+  std::string cdll;
+  bool have_slurm_oom = false;
+  bool slurm_oom_claimed = false;
+  Failure slurm_oom;
 };
 
 // One record being read: the reader, its input, the launcher label, the process it is from.
@@ -97,6 +108,18 @@ void read_ras(const Hit&, Record&);
 void read_torchrun(const Hit&, Record&);
 bool fr_trace_line(std::string_view t, Record& rec);
 bool ras_line(std::string_view t, Record& rec);
+// Judges the RAS text report read so far into r.ras_text and r.reported, and forgets it.
+void ras_finish(LogReader& r, FileState& st);
 bool torchrun_line(std::string_view t, Record& rec);
+// Pasted environment reports, Horovod's multi-line stall report, Slurm's OOM lines.
+void read_env(const Hit&, Record&);
+void read_horovod_stall(const Hit&, Record&);
+void read_slurm_oom(const Hit&, Record&);
+void read_slurm_task(const Hit&, Record&);
+bool env_line(std::string_view t, Record& rec);
+// The driver versions a line carries besides what the entry `except` read from it.
+void env_driver_facts(Record& rec, const Signal* except);
+// At the end of an input: a Slurm OOM-kill line no srun line claimed is the node's failure.
+void end_env(LogReader& r, FileState& st);
 
 }  // namespace denpex::evidence

@@ -1,5 +1,6 @@
 #include "evidence/line_repair.h"
 
+#include <array>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -120,9 +121,16 @@ bool parse_hex(std::string_view s, unsigned long long* out, size_t* used) {
   size_t start = i;
   unsigned long long v = 0;
   bool overflow = false;
+  // A table rather than three range tests per digit: COLL lines carry four hex numbers each.
+  static const auto kHex = [] {
+    std::array<signed char, 256> t{};
+    t.fill(-1);
+    for (int c = 0; c < 10; ++c) t['0' + c] = static_cast<signed char>(c);
+    for (int c = 0; c < 6; ++c) t['a' + c] = t['A' + c] = static_cast<signed char>(10 + c);
+    return t;
+  }();
   while (i < s.size()) {
-    char c = s[i];
-    int d = is_digit(c) ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
+    int d = kHex[static_cast<unsigned char>(s[i])];
     if (d < 0) break;
     if (v >> 60) overflow = true;
     v = (v << 4) | static_cast<unsigned>(d);
@@ -313,6 +321,8 @@ size_t host_prefix(std::string_view s, LineLabel* label) {
   size_t i = 0;
   while (i < s.size() && i < 80 && host_char(s[i])) ++i;
   if (i == 0 || i >= s.size()) return 0;
+  // Every form below goes on with " [" or " | "; most lines (an NCCL header's "host:pid") do not.
+  if (i + 1 >= s.size() || s[i] != ' ' || (s[i + 1] != '[' && s[i + 1] != '|')) return 0;
   std::string_view rest = s.substr(i);
   for (std::string_view tag : {" [stderr] ", " [stdout] ", " [stderr]: ", " [stdout]: "})
     if (starts(rest, tag)) {

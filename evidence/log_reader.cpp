@@ -210,6 +210,7 @@ void LogReader::end_file(FileState& st) {
   std::string flush;
   line(&flush, st);
   end_block(*this, st);
+  end_env(*this, st);
   if (!st.pending_coll.empty()) bad(st, st.pending_coll);
 }
 
@@ -332,6 +333,14 @@ void LogReader::segment(std::string_view text, const LineLabel& lab, FileState& 
 }
 
 int LogReader::header_process(std::string_view hdr, const LineLabel& lab) {
+  // An unlabelled header seen before is answered from the cache first: its host was recorded
+  // when it was first seen, so nothing below would change (one hash lookup per COLL line).
+  const bool labelled = !lab.worker.empty() || lab.rank >= 0 || lab.task >= 0 || !lab.host.empty();
+  if (!labelled) {
+    hdr_key_.assign(hdr.data(), hdr.size());
+    auto it = hdr_proc_.find(hdr_key_);
+    if (it != hdr_proc_.end()) return it->second;
+  }
   size_t c2 = hdr.rfind(':');
   size_t c1 = c2 == std::string_view::npos || c2 == 0 ? std::string_view::npos : hdr.rfind(':', c2 - 1);
   std::string_view host;
@@ -351,10 +360,7 @@ int LogReader::header_process(std::string_view hdr, const LineLabel& lab) {
       }
     if (hosts_seen_.size() < 100000) hosts_seen_.insert(std::string(host));
   }
-  if (!lab.worker.empty() || lab.rank >= 0 || lab.task >= 0 || !lab.host.empty()) return process_for(lab, host, pid);
-  hdr_key_.assign(hdr.data(), hdr.size());
-  auto it = hdr_proc_.find(hdr_key_);
-  if (it != hdr_proc_.end()) return it->second;
+  if (labelled) return process_for(lab, host, pid);
   int proc = process_for(lab, host, pid);
   if (hdr_proc_.size() < 100000) hdr_proc_.emplace(hdr_key_, proc);
   return proc;

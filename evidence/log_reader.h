@@ -18,6 +18,7 @@
 #include "evidence/events.h"
 #include "evidence/input_source.h"
 #include "evidence/line_reader.h"
+#include "evidence/read_ras.h"
 
 namespace denpex::evidence {
 
@@ -70,6 +71,7 @@ class LogReader {
   std::vector<Failure> failures;
   std::vector<WatchRecord> watch;
   std::vector<Reported> reported;
+  std::vector<RasTextFinding> ras_text;  // NCCL RAS text reports, judged as their JSON form is
   std::vector<LauncherEntry> launcher;
   Unreadable unreadable;
   CollResult coll;                    // after finish()

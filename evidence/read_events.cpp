@@ -217,6 +217,7 @@ void read_fact(const Hit& hit, Record& rec) {
     return;
   }
   rec.r.add_fact(Fact{kind, rec.r.who_of(rec.proc), a, fact_b(hit, kind), evidence_of(hit, rec)});
+  if (kind == Fact::Kind::nvml_mismatch) env_driver_facts(rec, hit.signal);
   // Errors that stop the process are also its failure (the installation fact explains it).
   if (kind == Fact::Kind::undefined_symbol || kind == Fact::Kind::driver_too_old || kind == Fact::Kind::driver_stub ||
       kind == Fact::Kind::nvml_mismatch || kind == Fact::Kind::nccl_missing)
@@ -266,7 +267,8 @@ FamilyRead family_reader(std::string_view name) {
       {"report", read_report}, {"launcher", read_launcher}, {"ranks", read_ranks}, {"pair", read_pair},
       {"none", read_none}, {"watchdog", read_watchdog}, {"fingerprint", read_fingerprint},
       {"desync", read_desync}, {"horovod", read_horovod}, {"fr_trace", read_fr_trace}, {"ras", read_ras},
-      {"torchrun", read_torchrun}};
+      {"torchrun", read_torchrun}, {"env", read_env}, {"horovod_stall", read_horovod_stall},
+      {"slurm_oom", read_slurm_oom}, {"slurm_task", read_slurm_task}};
   auto it = readers.find(name);
   return it == readers.end() ? nullptr : it->second;
 }

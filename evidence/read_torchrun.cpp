@@ -88,12 +88,14 @@ bool block_line(std::string_view t, Record& rec) {
   if (rec.st.block == "fr_trace") in = fr_trace_line(t, rec);
   else if (rec.st.block == "ras") in = ras_line(t, rec);
   else if (rec.st.block == "torchrun") in = torchrun_line(t, rec);
+  else if (rec.st.block.rfind("env.", 0) == 0) in = env_line(t, rec);
   if (!in) end_block(rec.r, rec.st);
   return in;
 }
 
 void end_block(LogReader& r, FileState& st) {
-  if (st.block == "fr_trace" || st.block == "ras") r.reported.push_back(st.report);
+  if (st.block == "fr_trace") r.reported.push_back(st.report);
+  if (st.block == "ras") ras_finish(r, st);
   if (st.block == "torchrun") flush_entry(r, st);
   st.block.clear();
   if (st.horovod) {

@@ -18,6 +18,7 @@
 #include "evidence/line_reader.h"
 #include "evidence/log_reader.h"
 #include "evidence/recorders.h"
+#include "launch/diagnose_ticket.h"
 
 namespace denpex {
 
@@ -173,6 +174,8 @@ int run(const DiagnoseOptions& o) {
     diag::add_findings(&d, diag::judge_saved_records(job.groups, saved));
   }
   fill_evidence_text(&d);
+  restore_evidence_lines(&d);
+  shape_for_ticket(&d);
 
   int written = emit_report(o.output, diag::diagnosis_json(d, reader), o.quiet ? "" : diag::render_diagnosis(d, reader));
   if (written != 0) return written;

@@ -5,6 +5,7 @@
 #include "collect/launcher.h"
 #include "launch/collectives_cmd.h"
 #include "launch/diagnose_cmd.h"
+#include "launch/explain_cmd.h"
 #include "launch/options.h"
 #include "launch/run_modes.h"
 #include "probe/probe.h"
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
       d.output = report_output_of(o);
       return run_diagnose(d);
     }
+    case RunMode::explain: return run_explain({o.explain_name, o.explain_json});
     case RunMode::root: return run_single(o);
     case RunMode::probe: break;
   }

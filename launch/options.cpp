@@ -23,6 +23,8 @@ distributed training job would really load.
                                          NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL logs
   denpex-probe diagnose PATH...          a failed job's logs (any launcher, '-' = stdin): the
                                          rank that started it, the ranks that followed, the fix
+  denpex-probe explain [CODE|SIGNATURE]  what a finding code or a failure signature means, what
+                                         tells it apart, the fix and the command to verify it
 
 Exit status: 0 pass, 1 reject (an error finding, or ranks that never reported),
 2 could not judge (bad usage, or an input file missing or malformed).)";
@@ -118,17 +120,29 @@ bool suggest(const CLI::App& app, const std::vector<std::string>& extras) {
 // Options that only mean something for a live probe must not be accepted and then ignored by
 // the offline subcommands.
 bool refuse_probe_options(const Options* out) {
-  if (out->mode != RunMode::collectives && out->mode != RunMode::diagnose) return false;
-  const char* sub = out->mode == RunMode::collectives ? "collectives" : "diagnose";
+  if (out->mode != RunMode::collectives && out->mode != RunMode::diagnose &&
+      out->mode != RunMode::explain)
+    return false;
+  const bool explain = out->mode == RunMode::explain;
+  const char* sub = out->mode == RunMode::collectives ? "collectives"
+                    : explain                         ? "explain"
+                                                      : "diagnose";
   std::vector<std::pair<const char*, bool>> unused = {
       {"--prometheus", !out->prometheus.empty()},
       {"--baseline", !out->baseline.empty()},
       {"--write-baseline", !out->write_baseline.empty()},
       {"--rank-report", !out->rank_report.empty()}};
+  // explain writes no report: its --json is a flag of its own, on stdout.
+  if (explain)
+    unused.insert(unused.end(), {{"--json FILE", !out->json_path.empty()},
+                                 {"--html", !out->html_path.empty()},
+                                 {"--brief", out->brief},
+                                 {"--redact", out->redact}});
   for (const auto& [name, given] : unused)
     if (given) {
       std::cerr << "denpex-probe: " << name << " cannot be used with " << sub
-                << " (it reads logs, it probes no rank; see --help)\n";
+                << (explain ? " (it prints a table's entry, it probes and reports nothing; see --help)\n"
+                            : " (it reads logs, it probes no rank; see --help)\n");
       return true;
     }
   return false;
@@ -187,6 +201,13 @@ ParseStatus parse_options(int argc, char** argv, Options* out) {
       ->type_name("FILE|DIR|-")
       ->required();
   add_report_options(diagnose, out);
+  CLI::App* explain = app.add_subcommand(
+      "explain", "What a finding code or a failure signature means, its fix and its verify command");
+  explain->add_option("NAME", out->explain_name,
+                      "A signature id (nccl.init), a finding code (collective-mismatch) or a "
+                      "family (nccl); none lists them all")
+      ->type_name("CODE|SIGNATURE");
+  explain->add_flag("--json", out->explain_json, "Print the answer as JSON on stdout");
   app.require_subcommand(0, 1);
 
   try {
@@ -210,6 +231,7 @@ ParseStatus parse_options(int argc, char** argv, Options* out) {
   if (compare->parsed()) out->mode = RunMode::compare;
   else if (collectives->parsed()) out->mode = RunMode::collectives;
   else if (diagnose->parsed()) out->mode = RunMode::diagnose;
+  else if (explain->parsed()) out->mode = RunMode::explain;
   else if (!out->root.empty()) out->mode = RunMode::root;
   return check_combinations(out);
 }

@@ -14,11 +14,14 @@ enum class RunMode {
   compare,      // compare PATH...: saved rank records
   collectives,  // collectives PATH...: collective traces and logs
   diagnose,     // diagnose PATH...: a failed job's logs
+  explain,      // explain [NAME]: a signature or finding code from the signal library
 };
 
 struct Options {
   RunMode mode = RunMode::probe;
   std::vector<std::string> paths;         // compare / collectives inputs
+  std::string explain_name;               // explain NAME ("" = list every name)
+  bool explain_json = false;              // explain --json: the answer as JSON on stdout
   std::string json_path;                  // --json ("" = none, "-" = stdout)
   std::string html_path;                  // --html FILE: the self-contained page ("" = none)
   bool brief = false;                     // --brief: the verdict and the lead lines only

@@ -94,7 +94,7 @@ bool write_rank_report(const Options& o, const RankRecord& r, std::string* error
   if (o.rank_report.find("%j") != std::string::npos && job.empty()) {
     *error = "--rank-report " + o.rank_report +
              ": %j needs the job's id, and none of SLURM_JOB_ID, TORCHELASTIC_RUN_ID, "
-             "PBS_JOBID, LSB_JOBID, JOB_ID is set";
+             "PBS_JOBID, LSB_JOBID, FLUX_JOB_ID, JOB_ID is set";
     return false;
   }
   // An image's record is named "image <name>"; %h stays this machine's name in a path.
@@ -279,7 +279,17 @@ std::shared_ptr<std::atomic<bool>> start_mpi_init_watchdog(double deadline, doub
 // task count while PMIx joins them all.
 std::string size_mismatch(const LauncherInfo& launcher, const MpiJob& mpi,
                           const std::string& mpi_library) {
-  if (launcher.announced_size <= 0 || mpi.size() >= launcher.announced_size) return "";
+  if (launcher.announced_size <= 0 || mpi.size() >= launcher.announced_size) {
+    // A launcher that names only the rank (srun --mpi=pmix outside an srun step's variables,
+    // PALS): a rank the world does not hold is the same world of one.
+    if (launcher.rank_hint <= 0 || mpi.size() > launcher.rank_hint) return "";
+    return fmt::format(
+        "MPI_Comm_size is {} but {} gave this process rank {} ({}={}): the MPI this rank loaded "
+        "({}) does not talk to that launcher, so each rank would judge itself alone; use the "
+        "launcher of that MPI, or srun --mpi=pmix / --mpi=pmi2 that this MPI supports; exiting 2",
+        mpi.size(), launcher_name(launcher.kind), launcher.rank_hint, launcher.rank_variable,
+        launcher.rank_hint, mpi_library.empty() ? "unknown" : mpi_library);
+  }
   return fmt::format(
       "MPI_Comm_size is {} but {} started {} ranks ({}={}): the MPI this rank loaded ({}) does "
       "not talk to that launcher, so each rank would judge itself alone; use the launcher of "
@@ -477,8 +487,8 @@ int run_torchrun(const Options& o, const TorchrunWorker& w) {
   }
   CollectResult cr = job.collect(have ? &mine : nullptr, host_name(), failure, deadline);
   if (!cr.error.empty()) {
-    std::fprintf(stderr, "denpex-probe: %s; cannot judge the job, exiting 2\n",
-                 cr.error.c_str());
+    std::fprintf(stderr, "denpex-probe: %s; cannot judge the job: %s; exiting 2\n",
+                 cr.error.c_str(), store_advice(StoreStatus::closed));
     return 2;
   }
   int code = w.rank == 0 ? judge_at_root(o, std::move(cr), "torchrun") : 0;
@@ -552,8 +562,8 @@ int run_slurm_task(const Options& o, const SlurmTask& task) {
 
 int run_announced_task(const Options& o, const AnnouncedWorld& world) {
   const std::string where =
-      world.rank >= 0 ? fmt::format("rank {} of {} ({})", world.rank, world.size,
-                                    world.size_evidence)
+      world.rank >= 0 ? fmt::format("rank {} of {}{} ({})", world.rank, world.at_least ? "at least " : "",
+                                    world.size, world.size_evidence)
                       : fmt::format("a process of a {}-rank job ({})", world.size,
                                     world.size_evidence);
   if (o.rank_report.empty()) {

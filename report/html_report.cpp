@@ -270,7 +270,9 @@ std::vector<Span> marks_for(const json& e, const std::string& text, const json& 
   std::size_t verbatim = found.size() >= 4 ? text.find(found) : std::string::npos;
   if (verbatim != std::string::npos) return {Span{verbatim, verbatim + found.size()}};
   std::vector<Span> spans;
+  std::string side_a, side_b;
   if (!found.empty() && !expected.empty()) spans = value_spans(text, found, expected);
+  else if (expected.empty() && merged_sides(found, &side_a, &side_b)) spans = value_spans(text, side_a, side_b);
   if (spans.empty() && !other.empty()) {
     Span d = difference_span(text, other);
     if (!d.empty() && (d.end - d.start) * 10 < text.size() * 6) spans.push_back(d);

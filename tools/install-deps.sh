@@ -4,7 +4,8 @@
 # Open MPI stays the default `mpicc`/`mpirun` alternative), nlohmann_json, fmt, CLI11, Catch2
 # (v2), jq/bc for the end-to-end tests, file (CPack's DEB generator needs it), lintian (the
 # package test), Slurm and munge for the prolog test, stress-ng (the CPU load under which
-# tests/hostile/stress_faults.sh repeats the MPI fault cases), clang for fuzzing,
+# tests/hostile/stress_faults.sh repeats the MPI fault cases), clang for fuzzing, clang-tidy (the
+# function-length check, source.function_size),
 # the aarch64 cross compiler and libc (arm64 stand-ins and Debian's arm64 ld.so for the arm64
 # image tests), zlib, libzstd and liblzma (evidence/ reads gzip, zstd and xz logs by content) with
 # the gzip, zstd and xz programs and python3 that tests/evidence uses to make its inputs, pip (to
@@ -31,7 +32,7 @@ apt-get install -y -qq --no-install-recommends \
   libre2-dev \
   slurm-wlm munge \
   stress-ng \
-  clang libclang-rt-14-dev \
+  clang libclang-rt-14-dev clang-tidy \
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
   python3-yaml python3-venv \
   zlib1g-dev libzstd-dev liblzma-dev gzip zstd xz-utils python3 python3-pip \

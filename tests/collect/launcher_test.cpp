@@ -109,3 +109,38 @@ TEST_CASE("the world other launchers announce") {
   CHECK(job_id({}).empty());
   CHECK(run_identity({}).empty());
 }
+
+TEST_CASE("no silent singletons: every launcher's variables announce a world") {
+  // The size variables of launchers the probe cannot gather through.
+  struct Case { const char* size; const char* rank; };
+  for (const Case& c : {Case{"FLUX_JOB_SIZE", "FLUX_TASK_RANK"}, Case{"JSM_NAMESPACE_SIZE", "JSM_NAMESPACE_RANK"},
+                        Case{"HOROVOD_SIZE", "HOROVOD_RANK"}, Case{"MV2_COMM_WORLD_SIZE", "MV2_COMM_WORLD_RANK"}}) {
+    INFO(c.size);
+    AnnouncedWorld w = announced_world({{c.size, "4"}, {c.rank, "3"}});
+    CHECK(w.size == 4);
+    CHECK(w.rank == 3);
+    CHECK_FALSE(w.at_least);
+    CHECK(w.size_evidence == std::string(c.size) + "=4");
+  }
+  // torchrun's node share is a floor.
+  AnnouncedWorld local = announced_world({{"LOCAL_WORLD_SIZE", "8"}, {"LOCAL_RANK", "0"}});
+  CHECK(local.size == 8);
+  CHECK(local.at_least);
+  // A rank above 0 with no size: at least rank + 1.
+  for (const char* v : {"RANK", "PMIX_RANK", "PALS_RANKID", "ALPS_APP_PE", "PMI_RANK", "SLURM_PROCID", "LOCAL_RANK"}) {
+    INFO(v);
+    AnnouncedWorld w = announced_world({{v, "5"}});
+    CHECK(w.size == 6);
+    CHECK(w.rank == 5);
+    CHECK(w.at_least);
+    CHECK(w.size_evidence == std::string(v) + "=5");
+  }
+  // Rank 0 alone, or a world of one, announces nothing more: such a process may pass alone.
+  CHECK(announced_world({{"PMIX_RANK", "0"}}).size == -1);
+  CHECK(announced_world({{"FLUX_JOB_SIZE", "1"}, {"FLUX_TASK_RANK", "0"}}).size == 1);
+  CHECK(announced_world({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "4"}}).size == -1);
+  // The rank variable of a launcher that decided, for the message about a world of one.
+  LauncherInfo l = detect_launcher({{"PMI_FD", "3"}, {"PMI_RANK", "2"}});
+  CHECK(l.rank_hint == 2);
+  CHECK(l.rank_variable == "PMI_RANK");
+}

@@ -92,6 +92,18 @@ TEST_CASE("a server that closes after the handshake speaks another protocol") {
         std::string::npos);
 }
 
+TEST_CASE("a server that answers the handshake's query with bytes no TCPStore sends speaks another protocol") {
+  OneShotServer s([](int fd) {
+    read_bytes(fd, 5 + add_query_size("k"));
+    send_u64(fd, ~uint64_t{0});
+  });
+  TcpStoreClient c;
+  StoreReply r = c.connect("127.0.0.1", s.port, "k", monotonic_seconds() + 5);
+  CHECK(r.status == StoreStatus::protocol);
+  CHECK(r.error.find("which no TCPStore returns") != std::string::npos);
+  CHECK_FALSE(c.connected());
+}
+
 TEST_CASE("a server that never answers costs the deadline, not more") {
   OneShotServer s([](int fd) {
     read_bytes(fd, 5 + add_query_size("k"));

@@ -123,6 +123,12 @@ TEST_CASE("merge_mirror_images: a two-rank mismatch is one finding naming both r
         "TORCH_DISTRIBUTED_DEBUG=DETAIL caught ranks calling different collectives at SequenceNumber 3104: rank 0 has "
         "NumelIn=51123456, NumelOut=51123456, rank 1 has NumelIn=195812480, NumelOut=195812480 (no majority)");
   CHECK(m.found == "rank 0: " + kFoundA + "; rank 1: " + kFoundB);
+  std::string sa, sb;
+  REQUIRE(merged_sides(m.found, &sa, &sb));
+  CHECK(sa == kFoundA);
+  CHECK(sb == kFoundB);
+  CHECK_FALSE(merged_sides(kFoundA, &sa, &sb));
+  CHECK_FALSE(merged_sides("rank 3 on node2", &sa, &sb));
 
   // Not mirrors: the same value on both sides, or overlapping ranks.
   Finding c = b;

@@ -4,9 +4,14 @@
 # conda channel is reachable here: the real torch and NCCL wheels, the interpreter given conda's
 # DT_RPATH $ORIGIN/../lib, conda's own NCCL in <prefix>/lib), and `pip install --user`. In each,
 # what the probe says PyTorch loads is checked against /proc/PID/maps of the real import.
-# usage: env_truth.sh PROBE SCRATCH_BASE
+# usage: env_truth.sh PROBE SCRATCH_BASE [venv|conda|user]   (no section: all three)
+# CTest runs each section as its own test; the conda layout's name says it is assembled from
+# PyPI wheels.
 source "$(dirname "$0")/lib.sh"
 real_setup "$1" "$2"
+SECTION=${3:-all}
+case $SECTION in all | venv | conda | user) ;; *) fail "unknown section '$SECTION' (venv, conda or user)" ;; esac
+want() { [ "$SECTION" = all ] || [ "$SECTION" = "$1" ]; }
 "$PY" -m venv --help >/dev/null 2>&1 || skip "$PY has no venv module (Debian: apt-get install python3-venv)"
 command -v patchelf >/dev/null || skip "patchelf not installed (the conda-style interpreter needs it)"
 
@@ -30,6 +35,7 @@ agree() {
   echo "  probe and /proc/PID/maps agree: ${said:-no NCCL}"
 }
 
+if want venv; then
 echo "== a venv with torch 2.3.1 and, installed after it, nvidia-nccl-cu13 2.27.7"
 V=$SCRATCH/venv
 "$PY" -m venv "$V" || fail "python3 -m venv failed"
@@ -85,6 +91,7 @@ jq_is "$SCRATCH/fixed.json" '.ranks[0].torch.nccl_requirement_met' yes
 torch_loads "$SCRATCH/fixed.import" "$V/bin/python"
 [ "$PY_RC" = 0 ] || fail "import torch failed after the fix"
 agree "$SCRATCH/fixed.json"
+fi
 
 # A conda environment's layout: <prefix>/bin/python3.11 with DT_RPATH $ORIGIN/../lib (conda's
 # interpreter links its own libraries that way), <prefix>/lib/python3.11 the standard library,
@@ -114,11 +121,17 @@ $MAPS" >"$out.out" 2>"$out.err" || PY_RC=$?
   LAST_PY_OUT=$out.out
 }
 
-echo "== conda layout from PyPI wheels: torch 2.3.1 with its wheel NCCL"
 C=$SCRATCH/conda
-make_conda "$C"
 CSITE=$C/lib/python3.11/site-packages
-cp -al "$ENVS/torch-2.3.1/." "$CSITE/" && rm -f "$CSITE/.denpex-env"
+# new_conda: the conda-style prefix with torch 2.3.1 and its wheel NCCL in site-packages.
+new_conda() {
+  make_conda "$C"
+  cp -al "$ENVS/torch-2.3.1/." "$CSITE/" && rm -f "$CSITE/.denpex-env"
+}
+
+if want conda; then
+echo "== conda layout from PyPI wheels: torch 2.3.1 with its wheel NCCL"
+new_conda
 probe_alone "$SCRATCH/conda1" CONDA_PREFIX="$C" PATH="$C/bin:$TEST_PATH"
 [ "$PROBE_RC" = 0 ] || { cat "$SCRATCH/conda1.txt"; fail "exit $PROBE_RC in the conda layout"; }
 jq_is "$SCRATCH/conda1.json" '.ranks[0].torch | "\(.version) \(.site_packages) \(.nccl.linkage)"' "2.3.1+cu121 $CSITE wheel"
@@ -139,6 +152,10 @@ grep -q "undefined symbol: ncclComm\(De\)\?[Rr]egister" "$SCRATCH/conda2.import.
   { cat "$SCRATCH/conda2.import.err"; fail "import torch did not fail on ncclCommRegister"; }
 echo "  probe: nccl-abi-mismatch with $C/lib/libnccl.so.2; import: $(grep -o 'undefined symbol: [A-Za-z]*' "$SCRATCH/conda2.import.err" | head -1)"
 
+fi
+
+if want user; then
+[ -d "$C" ] || new_conda
 echo "== pip install --user: torch 2.7.1 in ~/.local shadows the conda environment's torch 2.3.1"
 U=$SCRATCH/home/.local/lib/python3.11/site-packages
 mkdir -p "$(dirname "$U")"
@@ -162,4 +179,5 @@ jq_is "$SCRATCH/nouser.json" '.ranks[0].torch.status' missing
 torch_loads "$SCRATCH/nouser.import" "$PY" PYTHONNOUSERSITE=1
 grep -q "No module named 'torch'" "$SCRATCH/nouser.import.err" ||
   fail "import torch under PYTHONNOUSERSITE=1 did not fail for want of torch"
+fi
 echo "PASS"

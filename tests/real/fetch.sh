@@ -11,22 +11,24 @@
 #                         lists its wheels
 # Never installs into the system Python; the only network access is `pip download` of the pinned
 # wheels that are not there yet. A second run finds everything and downloads nothing.
-# Concurrent callers are serialised by flock on $CACHE/.lock (shared while checking, exclusive
-# while changing); every directory is built under a .part name and renamed into place.
+# Concurrent callers are serialised by flock on $CACHE/.lock (shared for --check, exclusive
+# otherwise); every directory is built under a .part name and renamed into place.
+# After unpacking, the files tests/real/prune.txt names (libraries nothing here can load without
+# a GPU, each with the reason) are deleted, to keep the cache within its budget.
 #
 # usage: tests/real/fetch.sh [--check]
 #   --check   download nothing: exit 0 when the whole matrix is there, 3 when something is
 #             missing (the test runner's "skip"), each missing part named on stderr
-# Environment: DENPEX_WHEEL_CACHE, DENPEX_WHEEL_CACHE_MAX_GB (budget, default 14; the run fails
+# Environment: DENPEX_WHEEL_CACHE, DENPEX_WHEEL_CACHE_MAX_GB (budget in GiB, default 9; the run fails
 # when the cache ends up larger), DENPEX_PYTHON (the interpreter pip runs under; a 3.11, the
 # wheels are cp311).
 # Exit: 0 done, 1 a download or unpack failed (one line on stderr says which), 2 bad usage or
-# no suitable pip, 3 (--check only) incomplete.
+# no suitable pip, 3 (--check only) incomplete, 4 the cache is larger than its budget.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 CACHE=${DENPEX_WHEEL_CACHE:-/var/cache/denpex-wheels}
 MATRIX=$HERE/matrix.txt
-MAX_GB=${DENPEX_WHEEL_CACHE_MAX_GB:-14}
+MAX_GB=${DENPEX_WHEEL_CACHE_MAX_GB:-9}
 check_only=0
 case ${1:-} in
   "") ;;
@@ -95,10 +97,12 @@ if [ -n "$todo" ]; then
     printf '  %s\n' $todo | paste -d' ' - - >&2
     exit 3
   fi
-  flock -u 9
-  flock -x 9
-  todo=$(missing_parts)  # another caller may have done it meanwhile
 fi
+[ "$check_only" = 0 ] || exit 0
+# Exclusive from here: the downloads, the unpacking and the pruning change the cache.
+flock -u 9
+flock -x 9
+todo=$(missing_parts)  # another caller may have done it meanwhile
 
 now() { date +%s.%N; }
 # seconds A B -> B - A with one decimal
@@ -186,6 +190,42 @@ for e in "${ENVS[@]}"; do
   mv "$dest.part" "$dest"
 done
 
+# The files tests/real/prune.txt names are deleted from the unpacked trees and from every
+# environment (hard links of the same files, so both must go for the space to come back). Run on
+# every fetch, so that a cache filled before a line was added is pruned too.
+prune_tree() {  # prune_tree DIR GLOB...: deletes the files and directories the globs match
+  local dir=$1 g f bytes=0    # under DIR; prints the bytes they held
+  shift
+  for g in "$@"; do
+    for f in "$dir"/$g; do
+      [ -e "$f" ] || continue
+      bytes=$((bytes + $(du -sb "$f" | cut -f1)))
+      rm -rf "$f"
+    done
+  done
+  echo "$bytes"
+}
+pruned_bytes=0
+while IFS= read -r line; do
+  line=${line%%#*}
+  read -r req globs <<<"$line"
+  [ -n "${req:-}" ] || continue
+  [ -n "${SEEN[$req]:-}" ] || die "$HERE/prune.txt: $req is not a requirement of the matrix"
+  [ -n "${globs:-}" ] || die "$HERE/prune.txt: $req names no file"
+  # shellcheck disable=SC2086  # $globs is a word list of patterns, expanded in prune_tree
+  b=$(prune_tree "$CACHE/unpacked/$(key_of "$req")" $globs)
+  pruned_bytes=$((pruned_bytes + b))
+  if [ "$b" -gt 0 ]; then
+    printf '%s\n' $globs >"$CACHE/unpacked/$(key_of "$req")/.denpex-pruned"
+  fi
+  for e in "${ENVS[@]}"; do
+    case " ${ENV_REQS[$e]} " in *" $req "*) ;; *) continue ;; esac
+    # shellcheck disable=SC2086
+    prune_tree "$CACHE/env/$e" $globs >/dev/null
+  done
+done <"$HERE/prune.txt"
+[ "$pruned_bytes" = 0 ] || echo "fetch.sh: pruned $((pruned_bytes / 1000000)) MB (tests/real/prune.txt)"
+
 # Sizes: du counts a hard-linked file once, so the total is the disk the cache really takes.
 end=$(now)
 echo "fetch.sh: wheel cache $CACHE"
@@ -207,5 +247,6 @@ printf '  fetch.sh took %s s\n' "$(seconds "$start" "$end")"
 others=$(ls -A "$CACHE/env" | grep -vxF -f <(printf '%s\n' "${ENVS[@]}") || true)
 [ -z "$others" ] || echo "  not from the matrix (left alone): $(echo $others | sed 's/^/env\//; s/ / env\//g')"
 if [ "$total_kb" -gt $((MAX_GB * 1048576)) ]; then
-  die "the cache takes $((total_kb / 1048576)) GB, more than DENPEX_WHEEL_CACHE_MAX_GB=$MAX_GB"
+  echo "fetch.sh: the cache takes $(awk -v k="$total_kb" 'BEGIN { printf "%.2f", k / 1048576 }') GB, more than DENPEX_WHEEL_CACHE_MAX_GB=$MAX_GB" >&2
+  exit 4
 fi

@@ -34,6 +34,19 @@ real_setup() {
     skip "the real-wheel cache is not there: ${why//$'\n'/; } (tests/real/run.sh fetches it)"
   fi
   PY=$(real_python) || skip "$PY"
+  # The tests' environments are hard-linked copies of the cache's, and a hard link cannot cross
+  # filesystems or mounts (a build tree on another disk, a cache bind-mounted into a root): the
+  # scratch then goes inside the cache, and is removed when the test ends.
+  local probe_file
+  probe_file=$(find "$ENVS" -mindepth 2 -maxdepth 2 -name .denpex-env -print -quit)
+  if [ -n "$probe_file" ] && ! ln "$probe_file" "$SCRATCH/.link-test" 2>/dev/null; then
+    SCRATCH=$CACHE/scratch/$(basename "$0" .sh).$$
+    rm -rf "$SCRATCH"
+    mkdir -p "$SCRATCH" || fail "cannot make $SCRATCH"
+    chmod 755 "$SCRATCH"
+    trap 'rm -rf "$SCRATCH"' EXIT
+  fi
+  rm -f "$SCRATCH/.link-test"
   mkdir -p "$SCRATCH/home"
   # The Python the wheels are for first on PATH (the probe reads its site-packages too, as a
   # user's shell would have it), and a HOME with no user site unless a test makes one.

@@ -1,0 +1,170 @@
+// evidence/explain and evidence/failures_doc: `denpex-probe explain` and docs/failures.md say
+// what the signal library and the finding-code table say, entry by entry.
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include <catch2/catch.hpp>
+
+#include "compare/finding_codes.h"
+#include "evidence/explain.h"
+#include "evidence/failures_doc.h"
+
+using namespace denpex;
+using namespace denpex::evidence;
+
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+const SignalTable& table() {
+  const SignalTable& t = builtin_signals();
+  REQUIRE(t.error == "");
+  return t;
+}
+
+// The text wraps at spaces; compare with every run of spaces and newlines made one space.
+std::string flat(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    const bool space = c == ' ' || c == '\n';
+    if (space && !out.empty() && out.back() == ' ') continue;
+    out += space ? ' ' : c;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("explain names every field of every signature") {
+  for (const Signal& s : table().signals) {
+    INFO("signature " << s.id);
+    Explanation e = explain(s.id, table());
+    REQUIRE(e.status == ExplainStatus::signature);
+    const std::string text = flat(e.text);
+    CHECK(text.find(s.family) != std::string::npos);
+    CHECK(text.find(flat(s.summary)) != std::string::npos);
+    CHECK(text.find(flat(s.implicates)) != std::string::npos);
+    CHECK(text.find(flat(s.tells_apart)) != std::string::npos);
+    CHECK(text.find(flat(s.fix)) != std::string::npos);
+    // The verify command and the example are printed whole on their line, to be copied.
+    CHECK(e.text.find(" " + expand_verify(s.verify) + "\n") != std::string::npos);
+    CHECK(e.text.find(" " + s.examples.front() + "\n") != std::string::npos);
+    CHECK(e.text.find("@RECORDER@") == std::string::npos);
+    CHECK(e.json["id"] == s.id);
+    CHECK(e.json["code"] == s.code);
+    CHECK(e.json["verify"] == expand_verify(s.verify));
+    CHECK(e.json["example"] == s.examples.front());
+  }
+}
+
+TEST_CASE("every signature leads to a code of the finding-code table") {
+  for (const Signal& s : table().signals) {
+    INFO("signature " << s.id << " code " << s.code);
+    CHECK(find_finding_code(s.code) != nullptr);
+  }
+}
+
+TEST_CASE("explain CODE lists every signature that gives the code, and only those") {
+  size_t listed = 0;
+  for (const FindingCodeInfo& row : finding_codes()) {
+    INFO("code " << row.code);
+    Explanation e = explain(row.code, table());
+    REQUIRE(e.status == ExplainStatus::code);
+    CHECK(flat(e.text).find(flat(row.meaning)) != std::string::npos);
+    std::vector<std::string> ids = e.json["signatures"].get<std::vector<std::string>>();
+    for (const Signal& s : table().signals) {
+      const bool gives = s.code == row.code;
+      CHECK((std::find(ids.begin(), ids.end(), s.id) != ids.end()) == gives);
+      if (gives) CHECK(e.text.find("    " + s.id + " ") != std::string::npos);
+    }
+    listed += ids.size();
+  }
+  CHECK(listed == table().signals.size());
+}
+
+TEST_CASE("explain with no name lists every id and every code") {
+  Explanation e = explain("", table());
+  REQUIRE(e.status == ExplainStatus::index);
+  CHECK(e.json["signatures"].size() == table().signals.size());
+  CHECK(e.json["codes"].size() == finding_codes().size());
+  for (const Signal& s : table().signals) CHECK(e.text.find("    " + s.id + " ") != std::string::npos);
+  for (const FindingCodeInfo& row : finding_codes())
+    CHECK(e.text.find("  " + std::string(row.code) + "\n") != std::string::npos);
+}
+
+TEST_CASE("explain FAMILY lists that family's signatures") {
+  Explanation e = explain("nccl", table());
+  REQUIRE(e.status == ExplainStatus::family);
+  size_t n = 0;
+  for (const Signal& s : table().signals) n += s.family == "nccl";
+  CHECK(n > 0);
+  CHECK(e.json["signatures"].size() == n);
+}
+
+TEST_CASE("an unknown name is a status, with the nearest name when one is given") {
+  Explanation e = explain("nccl.int", table());
+  CHECK(e.status == ExplainStatus::unknown);
+  CHECK(e.text.find("did you mean") == std::string::npos);
+  add_suggestion(&e, "nccl.init");
+  CHECK(e.text.find("did you mean 'nccl.init'?") != std::string::npos);
+  CHECK(e.json["did_you_mean"] == "nccl.init");
+  // The candidates for a suggestion are every id, code and family.
+  const std::vector<std::string> names = explain_names(table());
+  CHECK(std::find(names.begin(), names.end(), "nccl.init") != names.end());
+  CHECK(std::find(names.begin(), names.end(), "collective-mismatch") != names.end());
+  Explanation known = explain("nccl.init", table());
+  add_suggestion(&known, "nccl.coll");
+  CHECK(known.suggestion.empty());
+}
+
+TEST_CASE("a table that does not parse is reported, not explained") {
+  SignalTable broken = parse_signal_table("[x.y]\nfamily: nccl\n");
+  REQUIRE(!broken.error.empty());
+  CHECK(explain("x.y", broken).status == ExplainStatus::table_error);
+  CHECK(failures_markdown(broken).find("does not parse") != std::string::npos);
+}
+
+TEST_CASE("rerun variables are the NAME=VALUE words after 'rerun with'") {
+  CHECK(rerun_variables("a (b); rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL so that x") ==
+        std::vector<std::string>{"NCCL_DEBUG=INFO", "NCCL_DEBUG_SUBSYS=INIT,COLL"});
+  CHECK(rerun_variables("rerun with CUDA_LAUNCH_BLOCKING=1 to see; rerun with TORCHELASTIC_ERROR_FILE set") ==
+        std::vector<std::string>{"CUDA_LAUNCH_BLOCKING=1", "TORCHELASTIC_ERROR_FILE"});
+  CHECK(rerun_variables("a variable that changes the wire protocol (NCCL_PROTO, NCCL_ALGO)").empty());
+  CHECK(rerun_variables("rerun with NCCL_DEBUG=INFO.") == std::vector<std::string>{"NCCL_DEBUG=INFO"});
+}
+
+TEST_CASE("a verify command that says 'denpex-probe explain X' names an X explain knows") {
+  const std::string prefix = "denpex-probe explain ";
+  for (const Signal& s : table().signals) {
+    const size_t at = s.verify.find(prefix);
+    if (at == std::string::npos) continue;
+    std::string x = s.verify.substr(at + prefix.size());
+    x = x.substr(0, x.find(' '));
+    INFO("signature " << s.id << " verify: " << s.verify);
+    const ExplainStatus st = explain(x, table()).status;
+    CHECK((st == ExplainStatus::signature || st == ExplainStatus::code || st == ExplainStatus::family));
+  }
+}
+
+TEST_CASE("docs/failures.md is the page generated from the signal library", "[docs]") {
+  const std::string expected = failures_markdown(table());
+  for (const Signal& s : table().signals) {
+    INFO("signature " << s.id);
+    CHECK(expected.find("### `" + s.id + "`\n") != std::string::npos);
+    CHECK(expected.find(s.examples.front()) != std::string::npos);
+  }
+  CHECK(expected.find("@RECORDER@") == std::string::npos);
+  const std::string docs = read_file(DENPEX_DOCS_FAILURES);
+  if (docs != expected) {
+    const std::string fresh = std::string(DENPEX_TEST_BINARY_DIR) + "/failures.md";
+    std::ofstream(fresh) << expected;
+    FAIL_CHECK(DENPEX_DOCS_FAILURES << " differs from the signal library (evidence/signals.txt); "
+               "after checking the difference: cp " << fresh << " " << DENPEX_DOCS_FAILURES);
+  }
+}

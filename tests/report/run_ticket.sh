@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The diagnose text report as it goes into a ticket, on the one-line ms-swift paste (a
+# TORCH_DISTRIBUTED_DEBUG=DETAIL fingerprint mismatch between 2 ranks, no majority): one finding
+# naming both ranks (not two mirror images), its evidence line shown once, in the user's own
+# text, cut around both sizes (not at a fixed width, which cut it at "requi" before the part
+# that differs), and the same one finding in the JSON and HTML reports.
+#   run_ticket.sh DENPEX_PROBE REAL_LOGS_DIR
+set -u
+probe=$1 real=$2
+log=$(ls "$real"/14-ms-swift*.log 2>/dev/null | head -1)
+[ -n "$log" ] || { echo "SKIP: no 14-ms-swift*.log in $real (CI puts the real logs beside the clone)"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+no() { echo "FAIL: $*"; fail=1; }
+
+"$probe" diagnose "$log" --json "$tmp/r.json" --html "$tmp/r.html" >"$tmp/out"; rc=$?
+[ $rc -eq 1 ] || no "exit $rc, not 1"
+cat "$tmp/out"
+n=$(jq '.findings | length' "$tmp/r.json")
+[ "$n" = 1 ] || no "$n findings in the JSON, not 1"
+[ "$(jq -c '[.findings[0].code, .findings[0].ranks]' "$tmp/r.json")" = '["collective-args-mismatch",[0,1]]' ] ||
+  no "the finding is $(jq -c '[.findings[0].code, .findings[0].ranks]' "$tmp/r.json")"
+[ "$(grep -c '^error ' "$tmp/out")" = 1 ] || no "$(grep -c '^error ' "$tmp/out") error findings in the text"
+grep -q '^error collective-args-mismatch  ranks 0-1$' "$tmp/out" || no "no finding naming ranks 0-1"
+grep -q "rank 0 has .*51123456.*rank 1 has .*195812480" "$tmp/out" || no "the message does not give each rank its size"
+ev=$(grep -c '^  evidence: ' "$tmp/out")
+[ "$ev" = 1 ] || no "$ev evidence lines, not 1"
+line=$(grep '^  evidence: ' "$tmp/out")
+case "$line" in *51123456*195812480* | *195812480*51123456*) ;; *) no "the evidence is not cut around both sizes: $line" ;; esac
+case "$line" in *requi) no "the evidence is cut at a fixed width: $line" ;; esac
+grep -q "TensorShape=\[51123456\]" <<<"$line" || no "the evidence is not the user's own text: $line"
+[ "$(jq '[.findings[0].evidence[]] | length' "$tmp/r.json")" = 1 ] || no "the JSON finding's evidence is not one line"
+[ "$(grep -o 'collective-args-mismatch' "$tmp/r.html" | wc -l)" -ge 1 ] || no "the page does not name the finding"
+for v in 51123456 195812480; do
+  grep -q "<mark>$v</mark>" "$tmp/r.html" || no "the page does not mark rank's size $v in the evidence line"
+done
+# The lines the renderer prints around one finding: Started by, Followed, the verdict, the
+# finding (code, message, found, evidence, fix, verify), what was read, and three blank lines.
+lines=$(wc -l <"$tmp/out")
+[ "$lines" -le 13 ] || no "$lines lines of text"
+echo "the text report: $lines lines"
+[ $fail -eq 0 ] && echo PASS
+exit $fail
