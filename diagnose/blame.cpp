@@ -183,12 +183,16 @@ Party odd_side(const std::vector<Failure>& failures) {
 // 2. Nobody's own error: who never reached the collective (a report, a divergence, the odd side).
 Party waiting_party(const std::vector<Failure>& failures, const std::vector<Divergence>& divergences) {
   Party p;
-  for (const auto& f : failures)
-    if (f.kind == Failure::Kind::never_joined) {
-      if (p.what.empty()) p.what = f.what;
-      p.kind = f.kind;
-      add_to(&p, f.who, f.evidence);
-    }
+  // Ranks a report names as absent, else the rank another names only as the one to look at.
+  for (Failure::Kind k : {Failure::Kind::never_joined, Failure::Kind::pointed_to}) {
+    for (const auto& f : failures)
+      if (f.kind == k) {
+        if (p.what.empty()) p.what = f.what;
+        p.kind = Failure::Kind::never_joined;
+        add_to(&p, f.who, f.evidence);
+      }
+    if (!p.ranks.empty() || !p.procs.empty()) break;
+  }
   if (p.ranks.empty() && p.procs.empty()) {
     for (const auto& d : divergences) {
       if (d.ranks.empty()) continue;
@@ -221,6 +225,15 @@ std::string exit_meaning(const LauncherEntry& e) {
 
 bool stopped_exit(const LauncherEntry& e) {
   return e.signal == "SIGTERM" || e.exitcode == "-15" || e.exitcode == "0" || e.exitcode == "143";
+}
+
+int to_exit(const std::string& code) {
+  int v = 0;
+  for (char c : code) {
+    if (c < '0' || c > '9' || v > 100000) return -1;
+    v = v * 10 + (c - '0');
+  }
+  return code.empty() ? -1 : v;
 }
 
 bool abort_exit(const LauncherEntry& e) { return e.signal == "SIGABRT" || e.exitcode == "-6" || e.exitcode == "134"; }
@@ -268,6 +281,20 @@ Party launcher_party(const std::vector<LauncherEntry>& launcher) {
   return p;
 }
 
+// A process known only by its file ("file train.log") that raised the first error, in a file
+// where the launcher saw exactly one worker end with an error code of its own: that worker is
+// the process (the others were stopped, or their output is not here).
+void name_by_launcher(const std::vector<LauncherEntry>& launcher, Party* p) {
+  if (!p->ranks.empty() || p->procs.size() != 1 || p->procs[0].rfind("file ", 0) != 0 || p->evidence.empty()) return;
+  std::vector<const LauncherEntry*> failed = failed_workers(launcher);
+  if (failed.size() != 1) return;
+  const LauncherEntry& e = *failed.front();
+  if (!e.local || e.rank < 0 || e.evidence.file != p->evidence.front().file || to_exit(e.exitcode) <= 0) return;
+  p->procs[0] = fmt::format("local rank {}", e.rank);
+  if (!e.host.empty() && p->hosts.empty()) p->hosts.push_back(e.host);
+  p->evidence.push_back(e.evidence);
+}
+
 std::string key_of(const Who& w) { return w.rank >= 0 ? fmt::format("r{}", w.rank) : w.proc; }
 
 // 3. Collateral: everyone else who failed, grouped by how.
@@ -278,7 +305,7 @@ void collateral_groups(const std::vector<Failure>& failures, BlameResult* out, s
   for (const auto& f : failures)
     if (f.kind != Failure::Kind::killed && f.kind != Failure::Kind::finished) failed_otherwise.insert(key_of(f.who));
   for (const auto& f : failures) {
-    if (f.kind == Failure::Kind::finished) continue;
+    if (f.kind == Failure::Kind::finished || f.kind == Failure::Kind::pointed_to) continue;
     if (out->found && same_party(out->initiating, f.who)) continue;
     if (f.who.rank < 0 && f.who.proc.empty()) continue;
     if (f.kind == Failure::Kind::killed && failed_otherwise.count(key_of(f.who))) continue;
@@ -302,15 +329,23 @@ void stopped_and_collateral(const std::vector<LauncherEntry>& launcher, BlameRes
     normalize(&kv.second);
     named.insert(kv.second.ranks.begin(), kv.second.ranks.end());
   }
+  std::set<long long> global_pids;  // workers a summary names by their job-wide rank
+  for (const auto& e : launcher)
+    if (!e.local && e.rank >= 0 && e.pid >= 0) global_pids.insert(e.pid);
   Party stopped;
   for (const auto& e : launcher) {
-    if (e.root_cause || e.rank < 0) continue;
+    if (e.root_cause || e.rank < 0 || (e.local && global_pids.count(e.pid))) continue;
     if (out->found && std::binary_search(out->initiating.ranks.begin(), out->initiating.ranks.end(), e.rank)) continue;
-    if (named.count(e.rank)) continue;
-    Who w{-1, e.rank, e.host, fmt::format("rank {}", e.rank)};
+    // A local rank is not the job's rank of that number: it is named as what it is.
+    std::string local = e.local ? fmt::format("local rank {}", e.rank) : std::string();
+    if (e.local && out->found &&
+        std::find(out->initiating.procs.begin(), out->initiating.procs.end(), local) != out->initiating.procs.end())
+      continue;
+    if (!e.local && named.count(e.rank)) continue;
+    Who w{-1, e.local ? -1 : e.rank, e.host, e.local ? local : fmt::format("rank {}", e.rank)};
     add_to(&stopped, w, e.evidence);
   }
-  if (!stopped.ranks.empty()) {
+  if (!stopped.ranks.empty() || !stopped.procs.empty()) {
     normalize(&stopped);
     stopped.kind = Failure::Kind::killed;
     stopped.what = "stopped by the launcher";
@@ -380,6 +415,8 @@ BlameResult assign_blame(const std::vector<Failure>& failures, const std::vector
   std::map<std::string, Party> groups;
   std::vector<std::string> order;
   collateral_groups(failures, &out, &groups, &order);
+  // After the file's own failures were set apart as the initiator's, before the launcher's.
+  if (out.found) name_by_launcher(launcher, &out.initiating);
   stopped_and_collateral(launcher, &out, &groups, &order);
   launcher_claim(launcher, &out);
   return out;

@@ -455,6 +455,11 @@ void reported_findings(const LogReader& r, std::vector<DxFinding>* out, std::vec
 
 // ---- the initiating failure -----------------------------------------------------------------
 
+// "2024-12-03 10:00:01", or "12-03 10:00:01 (year unknown)" when no line of its file dates it.
+std::string when_text(const When& w) {
+  return w.year > 0 ? fmt::format("{:04}-{}", w.year, w.text()) : w.text() + " (year unknown)";
+}
+
 DxFinding initiating_finding(const BlameResult& b) {
   DxFinding d;
   Finding& f = d.f;
@@ -464,7 +469,7 @@ DxFinding initiating_finding(const BlameResult& b) {
   f.ranks = p.ranks;
   f.hosts = p.hosts;
   f.found = p.what;
-  f.message = fmt::format("{} failed first{}: {}", party_subject(p), p.when.known() ? " (" + p.when.text() + ")" : "", p.what);
+  f.message = fmt::format("{} failed first{}: {}", party_subject(p), p.when.known() ? " (" + when_text(p.when) + ")" : "", p.what);
   d.evidence = p.evidence;
   switch (p.kind) {
     case Failure::Kind::oom: {
@@ -699,7 +704,10 @@ json evidence_json(const std::vector<Evidence>& ev) {
 json party_json(const Party& p) {
   json j = {{"ranks", p.ranks}, {"hosts", p.hosts}, {"what", p.what}};
   if (!p.procs.empty()) j["processes"] = p.procs;
-  if (p.when.known()) j["when"] = p.when.text();
+  if (p.when.known()) {
+    j["when"] = p.when.iso();
+    j["year_known"] = p.when.year > 0;
+  }
   j["evidence"] = evidence_json(p.evidence);
   return j;
 }
@@ -750,7 +758,7 @@ std::string render_diagnosis(const Diagnosis& d, const LogReader& r) {
   const BlameResult& b = d.blame;
   if (b.found) {
     out += fmt::format("Started by: {}{}: {}\n", party_subject(b.initiating),
-                       b.initiating.when.known() ? " at " + b.initiating.when.text() : "", b.initiating.what);
+                       b.initiating.when.known() ? " at " + when_text(b.initiating.when) : "", b.initiating.what);
     if (b.collateral.empty()) {
       out += "Followed:   no other rank's failure is in the input\n";
     } else {

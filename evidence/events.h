@@ -72,6 +72,7 @@ struct Failure {
     aborted,         // communicator aborted, remote peer gone, connection reset
     killed,          // stopped by the launcher (SIGTERM/SIGKILL after another rank failed)
     never_joined,    // the desync report / flight recorder says it did not join
+    pointed_to,      // another rank's line names it only as the one to look at (a barrier's coordinator)
     finished,        // not a failure: the rank says it ended its work normally
   };
   Kind kind;

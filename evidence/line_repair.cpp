@@ -93,6 +93,13 @@ std::string When::text() const {
   return fmt::format("{:02}-{:02} {:02}:{:02}:{:02}", month, dom, secs / 3600, secs / 60 % 60, secs % 60);
 }
 
+std::string When::iso() const {
+  std::string t = text();
+  if (t.empty()) return t;
+  t[5] = 'T';
+  return year > 0 ? fmt::format("{:04}-{}", year, t) : "--" + t;
+}
+
 bool parse_dec(std::string_view s, long long* out, size_t* used) {
   size_t i = 0;
   unsigned long long v = 0;
@@ -148,6 +155,7 @@ size_t parse_timestamp(std::string_view s, When* w) {
     if (i < s.size() && s[i] == 'Z') ++i;
     w->us = doy * kDay + us;
     w->precision = precision;
+    w->year = y;
     return i;
   }
   // glog: level letter, MMDD or MDD, space, clock.
@@ -193,6 +201,26 @@ void drop_ansi(std::string* line) {
 
 int small_rank(long long v) { return v >= 0 && v < kMaxRank ? static_cast<int>(v) : -1; }
 
+bool host_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) || c == '-' || c == '.' || c == '_';
+}
+
+// "[gpu187:2]:": a host and the index of one of its processes (which numbering, local or
+// global, the label does not say), so it names one process and its host, never a rank.
+size_t host_index_prefix(std::string_view s, LineLabel* label) {
+  size_t i = 1;
+  bool letter = false;
+  while (i < s.size() && i < 80 && host_char(s[i])) letter |= !is_digit(s[i++]);
+  if (!letter || i >= s.size() || s[i] != ':') return 0;
+  long long v;
+  size_t n;
+  if (!parse_dec(s.substr(i + 1), &v, &n) || i + 1 + n >= s.size() || s[i + 1 + n] != ']') return 0;
+  label->host = std::string(s.substr(1, i - 1));
+  label->worker = std::string(s.substr(1, i + n));
+  size_t end = i + 2 + n;
+  return end < s.size() && s[end] == ':' ? end + 1 : end;
+}
+
 // "[rank3]:", "[RANK 3] ts [LEVEL] ", "[1,3]<stdout>:", "[80746] ", "[2024-05-14 10:12:05,123] ".
 size_t bracket_prefix(std::string_view s, LineLabel* label) {
   long long v;
@@ -231,6 +259,7 @@ size_t bracket_prefix(std::string_view s, LineLabel* label) {
         }
     }
   }
+  if (size_t used = host_index_prefix(s, label)) return used;
   if (parse_dec(s.substr(1), &v, &n) || n > 0) {
     // A paste tool's line counter: digits only, then "] ". Not NCCL's "[0] NCCL INFO" (that
     // follows a host:pid:tid header, never starts a line).
@@ -285,10 +314,6 @@ size_t ip_prefix(std::string_view s, LineLabel* label) {
   if (dots != 3 || i + 1 >= s.size() || s[i] != ':' || s[i + 1] != ' ') return 0;
   label->host = std::string(s.substr(0, i));
   return i + 2;
-}
-
-bool host_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) || c == '-' || c == '.' || c == '_';
 }
 
 // "node01 [stderr] ", "node01 | 2024-05-14 10:12:05 | ".

@@ -25,11 +25,15 @@ constexpr long long kMaxRank = 1 << 22;
 struct When {
   long long us = -1;        // -1: the line carries no time
   long long precision = 0;  // microseconds the stamp is rounded to (60 s for "12:54")
+  int year = 0;             // 0: the stamp gives none (glog's "E0321 02:07:08")
   bool known() const { return us >= 0; }
   // -1 a before b, 1 after, 0 equal or indistinguishable at the coarser precision.
   static int compare(const When& a, const When& b);
   // "03-21 02:07:08" (month-day and time; seconds left out when the stamp has none).
   std::string text() const;
+  // ISO 8601: "2024-03-21T02:07:08"; without a year the truncated "--03-21T02:07:08". "" when
+  // unknown.
+  std::string iso() const;
 };
 
 struct LineLabel {

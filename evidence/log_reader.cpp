@@ -270,6 +270,7 @@ bool LogReader::join_wrapped(std::string* raw, std::string_view text, const Line
 void LogReader::line(std::string* raw, FileState& st) {
   LineLabel lab;
   std::string_view text = repair_line(raw, &lab);
+  if (lab.when.year > 0) file_year.emplace(st.name, lab.when.year);
   if (st.have_wrapped && join_wrapped(raw, text, lab, st)) return;
   size_t work = text.find("WorkNCCL(");
   bool open_work = work != std::string_view::npos && text.find(')', work) == std::string_view::npos;
@@ -584,6 +585,21 @@ void LogReader::resolve_identities() {
     if (p.rank >= 0 && p.host.empty() && host_by_rank.count(p.rank)) p.host = host_by_rank[p.rank];
 }
 
+// A time without a year ("E0321 02:07:08") takes the year another line of its file gives
+// (an ISO prefix, torchrun's summary); across a new year it would be off by one, which only the
+// text shows: every comparison is by month, day and time.
+void LogReader::date_events() {
+  for (const auto& e : launcher)
+    if (e.when.year > 0) file_year.emplace(e.evidence.file, e.when.year);
+  auto date = [&](When& w, const Evidence& ev) {
+    if (!w.known() || w.year > 0) return;
+    auto it = file_year.find(ev.file);
+    if (it != file_year.end()) w.year = it->second;
+  };
+  for (auto& f : failures) date(f.when, f.evidence);
+  for (auto& e : launcher) date(e.when, e.evidence);
+}
+
 void LogReader::finish() {
   resolve_identities();
   auto resolve = [&](Who& w) {
@@ -598,6 +614,7 @@ void LogReader::finish() {
   for (auto& w : watch)
     if (!w.fingerprint) resolve(w.who);
   for (auto& r : reported) resolve(r.who);
+  date_events();
   if (keep_all_calls_) return;
   coll = stream_.finish(
       [&](int proc) {

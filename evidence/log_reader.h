@@ -79,6 +79,7 @@ class LogReader {
   std::vector<long long> hits;        // per signal table entry: records it read
   std::vector<std::string> notes;     // how communicators were matched, lines lost, ...
   std::vector<std::string> files;
+  std::map<std::string, int> file_year;  // the year the first dated line of each file gives
   std::vector<Process> processes;
   long long lines = 0;
   long long records = 0;              // lines that gave an event or a call
@@ -115,6 +116,7 @@ class LogReader {
   bool dispatch(const Hit& hit, Record& rec);
   void end_file(FileState& st);
   void resolve_identities();
+  void date_events();
 
   const Matcher& matcher_;
   bool keep_all_calls_;

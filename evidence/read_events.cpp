@@ -77,7 +77,8 @@ bool failure_kind(const std::string& k, Failure::Kind* out) {
       {"oom", Failure::Kind::oom}, {"own_error", Failure::Kind::own_error},
       {"nccl_warn", Failure::Kind::nccl_warn}, {"timeout", Failure::Kind::timeout},
       {"aborted", Failure::Kind::aborted}, {"killed", Failure::Kind::killed},
-      {"never_joined", Failure::Kind::never_joined}, {"finished", Failure::Kind::finished}};
+      {"never_joined", Failure::Kind::never_joined}, {"finished", Failure::Kind::finished},
+      {"pointed_to", Failure::Kind::pointed_to}};
   auto it = kinds.find(k);
   if (it == kinds.end()) return false;
   *out = it->second;
@@ -244,9 +245,11 @@ void read_report(const Hit& hit, Record& rec) {
 }
 
 void read_ranks(const Hit& hit, Record& rec) {
+  Failure::Kind kind = Failure::Kind::never_joined;
+  failure_kind(hit.signal->kind, &kind);
   for (int rank : int_list(hit.get(Field::ranks))) {
     Failure f;
-    f.kind = Failure::Kind::never_joined;
+    f.kind = kind;
     f.who = Who{-1, rank, "", fmt::format("rank {}", rank)};
     f.what = short_what(hit.text);
     f.evidence = evidence_of(hit, rec);

@@ -91,3 +91,41 @@ TEST_CASE("an installation finding initiates before the NCCL errors it causes") 
   REQUIRE(b.collateral.size() == 1);
   CHECK(b.collateral[0].ranks == std::vector<int>{5});
 }
+
+// thu-coai/EVA#43's form (tests/diagnose/SOURCES.md): one unlabelled OOM traceback, then the
+// agent's "failed (exitcode: 1) local_rank: 0"; our own values.
+TEST_CASE("a file's one unlabelled process is the one worker its launcher saw fail; a local rank is no job rank") {
+  Failure f = failure(Failure::Kind::oom, -1, "", "torch.OutOfMemoryError: CUDA out of memory.");
+  f.who.proc = "file w.log";
+  f.evidence.file = "w.log";
+  LauncherEntry failed = entry(3, "", false, "2024-05-14_10:42:06", "");
+  failed.local = true;
+  failed.exitcode = "1";
+  failed.pid = 4711;
+  failed.evidence = Evidence{"w.log", 9, "failed (exitcode: 1) local_rank: 3 (pid: 4711)"};
+  LauncherEntry stopped = entry(1, "", false, "2024-05-14_10:42:06", "SIGTERM");
+  stopped.local = true;
+  stopped.exitcode = "-15";
+  stopped.pid = 4709;
+  BlameResult b = assign_blame({f}, {failed, stopped}, {}, {});
+  REQUIRE(b.found);
+  CHECK(b.initiating.procs == std::vector<std::string>{"local rank 3"});
+  CHECK(b.initiating.ranks.empty());
+  for (const auto& g : b.collateral) CHECK(g.ranks.empty());
+  // In another file the launcher's worker is not this process.
+  failed.evidence.file = "other.log";
+  BlameResult c = assign_blame({f}, {failed}, {}, {});
+  CHECK(c.initiating.procs == std::vector<std::string>{"file w.log"});
+}
+
+// The form of deepspeedai/DeepSpeed#4488 and NVIDIA/nccl#849 (tests/diagnose/SOURCES.md).
+TEST_CASE("the coordinator's report of who missed the barrier outranks another rank's pointer to the coordinator") {
+  std::vector<Failure> fs = {failure(Failure::Kind::pointed_to, 0, "", "Rank 3 successfully reached monitoredBarrier"),
+                             failure(Failure::Kind::never_joined, 2, "", "Rank 2 failed to pass monitoredBarrier")};
+  BlameResult b = assign_blame(fs, {}, {}, {});
+  REQUIRE(b.found);
+  CHECK(b.initiating.ranks == std::vector<int>{2});
+  for (const auto& g : b.collateral) CHECK(g.ranks != std::vector<int>{0});
+  BlameResult c = assign_blame({fs[0]}, {}, {}, {});
+  CHECK(c.initiating.ranks == std::vector<int>{0});
+}

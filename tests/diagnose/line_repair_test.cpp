@@ -60,6 +60,14 @@ TEST_CASE("host [stderr], IP labels, host | timestamp |, [RANK N] ts [LEVEL]") {
   CHECK(rest("[RANK 5] 2024-06-02 08:15:13 [ERROR] torch.distributed.DistBackendError: x", &d) ==
         "torch.distributed.DistBackendError: x");
   CHECK(d.rank == 5);
+  LineLabel e;
+  CHECK(rest("[gpu-b12:3]:torch.OutOfMemoryError: CUDA out of memory.", &e) == "torch.OutOfMemoryError: CUDA out of memory.");
+  CHECK(e.host == "gpu-b12");
+  CHECK(e.worker == "gpu-b12:3");
+  CHECK(e.rank == -1);
+  LineLabel f;
+  CHECK(rest("[2024-05-14 10:12:05,123] x", &f) == "x");
+  CHECK(f.host.empty());
 }
 
 TEST_CASE("timestamps with and without seconds order correctly") {
@@ -68,6 +76,12 @@ TEST_CASE("timestamps with and without seconds order correctly") {
   CHECK(a.rank == 13);
   CHECK(a.when.precision == 60LL * 1000000);
   CHECK(a.when.text() == "02-18 12:54");
+  CHECK(a.when.year == 2025);
+  CHECK(a.when.iso() == "2025-02-18T12:54");
+  When g;
+  parse_timestamp("E0321 02:07:08.408271 x", &g);
+  CHECK(g.year == 0);
+  CHECK(g.iso() == "--03-21T02:07:08");
   rest("2025-02-18T12:54:30.5Z z", &b);
   CHECK(b.when.precision == 1);
   // 12:54 (minute precision) cannot be told apart from 12:54:30.

@@ -323,3 +323,45 @@ TEST_CASE("srun names the task the cgroup OOM handler killed: that task's own fa
   CHECK(task->who.host == "gpu-n07");
   CHECK(task->evidence.signal == "slurm.task_oom");
 }
+
+// Formats of pytorch/pytorch#75512, NJU-PCALab/STAR#44, deepspeedai/DeepSpeed#4488,
+// NVIDIA/nccl#1928 and InternLM/lmdeploy#3258 (tests/diagnose/SOURCES.md), with our own values.
+TEST_CASE("DDP's param check names both ranks; a traceback frame of it is no mismatch") {
+  LogReader r = read(
+      "[rank1]:     return dist._verify_params_across_processes(process_group, tensors, logger)\n"
+      "[rank1]: RuntimeError: DDP expects same model across all ranks, but Rank 1 has 96 params, while rank 0 has "
+      "inconsistent 0 params.\n");
+  REQUIRE(r.reported.size() == 1);
+  CHECK(r.reported[0].kind == Reported::Kind::pair_mismatch);
+  CHECK(r.reported[0].ranks == std::vector<int>{1, 0});
+}
+
+TEST_CASE("a rank that passed monitoredBarrier names the rank it got errors from") {
+  LogReader r = read(
+      "[E ProcessGroupGloo.cpp:138] Rank 5 successfully reached monitoredBarrier, but received errors while waiting "
+      "for send/recv from rank 0. Please check rank 0 logs for faulty rank.\n");
+  REQUIRE(r.failures.size() == 1);
+  CHECK(r.failures[0].kind == Failure::Kind::pointed_to);
+  CHECK(r.failures[0].who.rank == 0);
+}
+
+TEST_CASE("a network error's own 'Error: N' is no exception; terminate's announcement is not the failure") {
+  LogReader r = read(
+      "terminate called after throwing an instance of 'c10::DistBackendError'\n"
+      "  what():  [PG ID 0 PG GUID 0(default_pg) Rank 4] Process group watchdog thread terminated with exception: CUDA "
+      "error: an illegal memory access was encountered\n"
+      "[rank6]: torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:3100, remote process exited or "
+      "there was a network error, NCCL version 2.26.2\n"
+      "[rank6]: NET/OFI Request 0x7f00aa000000 completed with error. RC: 113. Error: 2 (UNDELIVERABLE). Completed length: 0\n");
+  int own = 0, aborted = 0;
+  for (const auto& f : r.failures) {
+    if (f.kind == Failure::Kind::own_error) {
+      ++own;
+      CHECK(f.what.find("illegal memory access") != std::string::npos);
+      CHECK(f.who.rank == 4);
+    }
+    if (f.kind == Failure::Kind::aborted) ++aborted;
+  }
+  CHECK(own == 1);
+  CHECK(aborted == 1);
+}

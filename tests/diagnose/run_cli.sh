@@ -31,6 +31,7 @@ sed -n 2p "$tmp/out" | grep -q "^Followed: " || { echo "FAIL: human report's sec
 # 10:30:02 and torchrun exits at 10:30:03. Time and host come from each rank's own lines and file.
 expect 1 "ima fixture" diagnose "$fx/ima_two_nodes" --json "$tmp/j.json"
 check "rank 5 on gpu-a02 at its own time" '.diagnosis.initiating.ranks == [5] and .diagnosis.initiating.hosts == ["gpu-a02"] and (.diagnosis.initiating.when | test("10:00:01"))'
+check "its time in ISO 8601, the year from torchrun's summary in that file" '.diagnosis.initiating.when == "2024-12-03T10:00:01" and .diagnosis.initiating.year_known'
 check "ranks 4, 6, 7 are placed on gpu-a02" '[.diagnosis.collateral[] | select(.ranks | index(6) != null) | .hosts[]] | index("gpu-a02") != null'
 check "the CUDA error's fix" '[.findings[] | select(.code == "initiating-failure") | .fix] | join(" ") | test("CUDA_LAUNCH_BLOCKING=1")'
 
