@@ -211,107 +211,139 @@ void CollStream::settle(Comm& c) {
   }
 }
 
+CommStats CollStream::comm_stats(const Comm& c, const std::function<MemberIdentity(int proc)>& identity,
+                                 std::vector<MemberIdentity>* ids) {
+  CommStats st;
+  st.comm = c.id;
+  st.nranks = c.nranks;
+  st.members = static_cast<int>(c.members.size());
+  st.settled = c.settled;
+  st.dropped = c.dropped;
+  st.ref_trimmed = c.ref_trimmed;
+  for (const auto& m : c.members) {
+    ids->push_back(identity(m.proc));
+    if (ids->back().global_rank >= 0) ids->back().name = fmt::format("rank {}", ids->back().global_rank);
+    if (m.lost_count > 0) st.lost[ids->back().name] += m.lost_count;
+    for (const auto& la : m.lost_after)
+      if (st.lost_after.size() < 4) st.lost_after.push_back(la);
+  }
+  return st;
+}
+
+// Where the analyser must start: the first divergence, or where a member stopped.
+long long CollStream::analysis_start(const Comm& c) {
+  long long start = c.frozen ? std::min(c.frozen_at, c.frontier) : c.frontier;
+  for (const auto& m : c.members) start = std::min(start, m.done_upto);
+  if (!c.ref.empty() && start < c.ref.front().pos && c.ref_trimmed) start = c.ref.front().pos;
+  return start;
+}
+
+// Per member: position -> call, from the references it took part in, then its own calls.
+void CollStream::call_table(const Comm& c, long long start, CallTable* table, std::set<long long>* positions) {
+  table->assign(c.members.size(), {});
+  for (size_t i = 0; i < c.members.size(); ++i) {
+    const Member& m = c.members[i];
+    std::set<long long> lost(m.lost.begin(), m.lost.end());
+    size_t taken = 0;
+    for (auto it = std::lower_bound(c.ref.begin(), c.ref.end(), start,
+                                    [](const CollCall& r, long long p) { return r.pos < p; });
+         it != c.ref.end() && it->pos < m.done_upto && taken < kAnalyserWindow; ++it, ++taken) {
+      if (lost.count(it->pos)) continue;
+      (*table)[i][it->pos] = &*it;
+      positions->insert(it->pos);
+    }
+    for (const auto& q : m.queue)
+      if (q.pos >= start && taken++ < kAnalyserWindow) {
+        (*table)[i][q.pos] = &q;  // its own call, over a reference
+        positions->insert(q.pos);
+      }
+  }
+}
+
+// A member whose log ends before the others' with too few calls compared to tell a rank that
+// stopped calling from an excerpt that stops (a paste of a few lines) is left out.
+std::vector<bool> CollStream::excerpts(const Comm& c, const std::set<long long>& positions, CallTable* table) {
+  long long last_any = positions.empty() ? -1 : *positions.rbegin();
+  std::vector<bool> excluded(c.members.size(), false);
+  for (size_t i = 0; i < c.members.size(); ++i) {
+    long long last = (*table)[i].empty() ? -1 : (*table)[i].rbegin()->first;
+    if (last < last_any && c.members[i].compared < kMinComparedToJudgeEnd) {
+      excluded[i] = true;
+      (*table)[i].clear();
+    }
+  }
+  return excluded;
+}
+
+// The positions every member can be compared at: a member without p that has a later call lost
+// the line, so nobody is compared at p.
+std::vector<long long> CollStream::comparable(const Comm& c, const CallTable& table,
+                                              const std::set<long long>& positions,
+                                              const std::vector<MemberIdentity>& ids, CommStats* st) {
+  std::vector<long long> kept;
+  for (long long p : positions) {
+    bool lost_line = false;
+    for (size_t i = 0; i < c.members.size() && !lost_line; ++i) {
+      if (table[i].count(p)) continue;
+      auto later = table[i].upper_bound(p);
+      if (later != table[i].end()) {
+        lost_line = true;
+        bool inside = c.members[i].first_pos >= 0 && c.members[i].first_pos < p;
+        if (inside) st->lost[ids[i].name] += 1;
+      }
+    }
+    if (!lost_line) kept.push_back(p);
+  }
+  return kept;
+}
+
+// Member i's sequence for the analyser, over the kept positions.
+CommSequence CollStream::member_sequence(const Comm& c, size_t i, const CallTable& table,
+                                         const std::vector<long long>& kept, const MemberIdentity& id,
+                                         const std::vector<std::string>& files, CollResult* out) {
+  const Member& m = c.members[i];
+  CommSequence s;
+  s.comm = c.id;
+  s.nranks = c.nranks;
+  s.global_rank = id.global_rank;
+  s.host = id.host;
+  s.pid = id.pid;
+  if (m.rank_in_comm >= 0) {
+    s.rank = m.rank_in_comm;
+  } else {
+    // Unknown rank inside the communicator: a stand-in number (even, so that lists of them
+    // never fold into ranges) that the caller replaces by the process's name.
+    s.rank = 1000000000 + 2 * static_cast<int>(i);
+    out->synthetic[c.id].push_back(s.rank);
+  }
+  if (!m.queue.empty() && static_cast<size_t>(m.queue.front().file) < files.size())
+    s.source = files[static_cast<size_t>(m.queue.front().file)];
+  for (long long p : kept) {
+    auto it = table[i].find(p);
+    if (it != table[i].end()) s.calls.push_back(to_call(*it->second));
+  }
+  for (const auto& pc : m.p2p) s.calls.push_back(to_call(pc));
+  return s;
+}
+
 CollResult CollStream::finish(const std::function<MemberIdentity(int proc)>& identity,
                               const std::vector<std::string>& files) {
   CollResult out;
   for (auto& c : comms_) {
-    CommStats st;
-    st.comm = c.id;
-    st.nranks = c.nranks;
-    st.members = static_cast<int>(c.members.size());
-    st.settled = c.settled;
-    st.dropped = c.dropped;
-    st.ref_trimmed = c.ref_trimmed;
     std::vector<MemberIdentity> ids;
-    for (const auto& m : c.members) {
-      ids.push_back(identity(m.proc));
-      if (ids.back().global_rank >= 0) ids.back().name = fmt::format("rank {}", ids.back().global_rank);
-      if (m.lost_count > 0) st.lost[ids.back().name] += m.lost_count;
-      for (const auto& la : m.lost_after)
-        if (st.lost_after.size() < 4) st.lost_after.push_back(la);
-    }
-
-    // Where the analyser must start: the first divergence, or where a member stopped.
-    long long start = c.frozen ? std::min(c.frozen_at, c.frontier) : c.frontier;
-    for (const auto& m : c.members) start = std::min(start, m.done_upto);
-    if (!c.ref.empty() && start < c.ref.front().pos && c.ref_trimmed) start = c.ref.front().pos;
-
-    // Per member: position -> call, from the references it took part in, then its own calls.
-    std::vector<std::map<long long, const CollCall*>> table(c.members.size());
+    CommStats st = comm_stats(c, identity, &ids);
+    CallTable table;
     std::set<long long> positions;
-    for (size_t i = 0; i < c.members.size(); ++i) {
-      const Member& m = c.members[i];
-      std::set<long long> lost(m.lost.begin(), m.lost.end());
-      size_t taken = 0;
-      for (auto it = std::lower_bound(c.ref.begin(), c.ref.end(), start,
-                                      [](const CollCall& r, long long p) { return r.pos < p; });
-           it != c.ref.end() && it->pos < m.done_upto && taken < kAnalyserWindow; ++it, ++taken) {
-        if (lost.count(it->pos)) continue;
-        table[i][it->pos] = &*it;
-        positions.insert(it->pos);
-      }
-      for (const auto& q : m.queue)
-        if (q.pos >= start && taken++ < kAnalyserWindow) {
-          table[i][q.pos] = &q;  // its own call, over a reference
-          positions.insert(q.pos);
-        }
-    }
-    // A member whose log ends before the others' with too few calls compared to tell a rank that
-    // stopped calling from an excerpt that stops (a paste of a few lines) is left out.
-    long long last_any = positions.empty() ? -1 : *positions.rbegin();
-    std::vector<bool> excluded(c.members.size(), false);
-    for (size_t i = 0; i < c.members.size(); ++i) {
-      long long last = table[i].empty() ? -1 : table[i].rbegin()->first;
-      if (last < last_any && c.members[i].compared < kMinComparedToJudgeEnd) {
-        excluded[i] = true;
-        table[i].clear();
-      }
-    }
-    std::vector<long long> kept;
-    for (long long p : positions) {
-      // A member without p that has a later call lost the line: nobody is compared at p.
-      bool lost_line = false;
-      for (size_t i = 0; i < c.members.size() && !lost_line; ++i) {
-        if (table[i].count(p)) continue;
-        auto later = table[i].upper_bound(p);
-        if (later != table[i].end()) {
-          lost_line = true;
-          bool inside = c.members[i].first_pos >= 0 && c.members[i].first_pos < p;
-          if (inside) st.lost[ids[i].name] += 1;
-        }
-      }
-      if (!lost_line) kept.push_back(p);
-    }
+    call_table(c, analysis_start(c), &table, &positions);
+    std::vector<bool> excluded = excerpts(c, positions, &table);
+    std::vector<long long> kept = comparable(c, table, positions, ids, &st);
     out.positions[c.id] = kept;
-
     for (size_t i = 0; i < c.members.size(); ++i) {
-      const Member& m = c.members[i];
       if (excluded[i]) {
         ++st.excerpts;
         continue;
       }
-      CommSequence s;
-      s.comm = c.id;
-      s.nranks = c.nranks;
-      s.global_rank = ids[i].global_rank;
-      s.host = ids[i].host;
-      s.pid = ids[i].pid;
-      if (m.rank_in_comm >= 0) {
-        s.rank = m.rank_in_comm;
-      } else {
-        // Unknown rank inside the communicator: a stand-in number (even, so that lists of them
-        // never fold into ranges) that the caller replaces by the process's name.
-        s.rank = 1000000000 + 2 * static_cast<int>(i);
-        out.synthetic[c.id].push_back(s.rank);
-      }
-      if (!m.queue.empty() && static_cast<size_t>(m.queue.front().file) < files.size())
-        s.source = files[static_cast<size_t>(m.queue.front().file)];
-      for (long long p : kept) {
-        auto it = table[i].find(p);
-        if (it != table[i].end()) s.calls.push_back(to_call(*it->second));
-      }
-      for (const auto& pc : m.p2p) s.calls.push_back(to_call(pc));
-      out.sequences.push_back(std::move(s));
+      out.sequences.push_back(member_sequence(c, i, table, kept, ids[i], files, &out));
     }
     out.stats.push_back(std::move(st));
   }

@@ -17,6 +17,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -111,6 +112,20 @@ class CollStream {
   };
   void settle(Comm& c);
   const CollCall* ref_at(const Comm& c, long long pos) const;
+
+  // finish(), one communicator at a time: its counts and members' names; where the analyser
+  // starts; each member's calls by position; members whose log is only an excerpt; the positions
+  // every member can be compared at; one member's sequence.
+  using CallTable = std::vector<std::map<long long, const CollCall*>>;
+  static CommStats comm_stats(const Comm& c, const std::function<MemberIdentity(int proc)>& identity,
+                              std::vector<MemberIdentity>* ids);
+  static long long analysis_start(const Comm& c);
+  static void call_table(const Comm& c, long long start, CallTable* table, std::set<long long>* positions);
+  static std::vector<bool> excerpts(const Comm& c, const std::set<long long>& positions, CallTable* table);
+  static std::vector<long long> comparable(const Comm& c, const CallTable& table, const std::set<long long>& positions,
+                                           const std::vector<MemberIdentity>& ids, CommStats* st);
+  static CommSequence member_sequence(const Comm& c, size_t i, const CallTable& table, const std::vector<long long>& kept,
+                                      const MemberIdentity& id, const std::vector<std::string>& files, CollResult* out);
 
   std::vector<Comm> comms_;
   std::map<std::string, int> comm_index_;

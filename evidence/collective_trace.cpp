@@ -61,27 +61,33 @@ bool op_info(int32_t op, std::string* name, bool* call, bool* life) {
   return false;
 }
 
-// The v2 ring: control block checked against the header, valid slots in call order.
-void read_v2(std::ifstream& f, const json& header, CollectiveInput* in) {
+// The v2 control block, checked against the header; false with in->status set when it is not.
+bool read_control(std::ifstream& f, const json& header, CollectiveInput* in, tf::TraceControl* ctl,
+                  unsigned long long* size) {
   auto malformed = [in](std::string why) {
     in->status = CollectiveInput::Status::malformed;
     in->error = std::move(why);
+    return false;
   };
   f.clear();
   f.seekg(0, std::ios::end);
-  const auto size = static_cast<unsigned long long>(f.tellg());
-  tf::TraceControl ctl{};
+  *size = static_cast<unsigned long long>(f.tellg());
   f.seekg(static_cast<std::streamoff>(tf::kHeaderBytes));
-  if (size < tf::kRingOffset || !f.read(reinterpret_cast<char*>(&ctl), sizeof ctl))
-    return malformed(fmt::format("{} header but the file ends before its control block ({} bytes)", tf::kSchemaV2, size));
-  if (std::memcmp(ctl.magic, tf::kMagic, sizeof ctl.magic) != 0 || ctl.version != tf::kVersion ||
-      ctl.slot_bytes != tf::kSlotBytes || ctl.ring_offset != tf::kRingOffset ||
-      (ctl.slots != 0 && ((ctl.slots & (ctl.slots - 1)) != 0 || ctl.slots > tf::kMaxSlots)) ||
-      static_cast<long long>(ctl.slots) != int_field(header, "slots", -1))
+  if (*size < tf::kRingOffset || !f.read(reinterpret_cast<char*>(ctl), sizeof *ctl))
+    return malformed(fmt::format("{} header but the file ends before its control block ({} bytes)", tf::kSchemaV2, *size));
+  if (std::memcmp(ctl->magic, tf::kMagic, sizeof ctl->magic) != 0 || ctl->version != tf::kVersion ||
+      ctl->slot_bytes != tf::kSlotBytes || ctl->ring_offset != tf::kRingOffset ||
+      (ctl->slots != 0 && ((ctl->slots & (ctl->slots - 1)) != 0 || ctl->slots > tf::kMaxSlots)) ||
+      static_cast<long long>(ctl->slots) != int_field(header, "slots", -1))
     return malformed(fmt::format("{} control block does not match its header (not written by this libdenpex-trace.so?)",
                                  tf::kSchemaV2));
+  return true;
+}
+
+// What the control block says about the traced process.
+TracedProcess traced_process(const tf::TraceControl& ctl, const json& header, const std::string& path) {
   TracedProcess proc;
-  proc.source = in->path;
+  proc.source = path;
   proc.host = string_field(header, "host");
   proc.pid = ctl.pid;
   proc.global_rank = ctl.rank;
@@ -95,35 +101,118 @@ void read_v2(std::ifstream& f, const json& header, CollectiveInput* in) {
                                                 : TracedProcess::End::unknown;
   proc.signal = ctl.signal;
   proc.ended_ns = ctl.ended_ns > 0 ? static_cast<long long>(ctl.ended_ns) : -1;
-  if (!proc.host.empty()) in->hosts.push_back(proc.host);
+  return proc;
+}
 
+CollectiveCall slot_call(const tf::TraceSlot& sl, const std::string& name) {
+  CollectiveCall c;
+  c.op_name = name;
+  c.kind = parse_coll_kind(name);
+  c.count = sl.count;
+  c.datatype = sl.dtype;
+  c.redop = sl.redop;
+  c.root = sl.root;
+  c.peer = sl.peer;
+  c.trace_seq = sl.comm_seq;
+  c.coll_seq = sl.coll_seq;
+  c.state = sl.t_return != 0 ? CallState::returned : CallState::in_flight;
+  c.entered_ns = static_cast<long long>(sl.t_enter);
+  c.returned_ns = sl.t_return != 0 ? static_cast<long long>(sl.t_return) : -1;
+  c.status = sl.t_return != 0 ? sl.status : -1;
+  c.in_group = sl.depth > 0;
+  return c;
+}
+
+// The slots of one v2 ring, in call order, into the input's sequences.
+class RingReader {
+ public:
+  RingReader(const tf::TraceControl& ctl, TracedProcess* proc, CollectiveInput* in) : ctl_(ctl), proc_(proc), in_(in) {}
+
+  void add(const tf::TraceSlot& sl) {
+    ++proc_->recorded;
+    std::string name;
+    bool is_call = false, is_life = false;
+    if (!op_info(sl.op, &name, &is_call, &is_life)) {
+      note_unreadable(in_, static_cast<long long>(sl.seq), fmt::format("slot of call {}: unknown operation {}", sl.seq, sl.op));
+      return;
+    }
+    ++in_->used;
+    ++proc_->ops[name];
+    CollectiveCall c = slot_call(sl, name);
+    if (c.state == CallState::in_flight) ++proc_->in_flight;
+    if (sl.op == tf::kOpGroupEnd && sl.depth <= 1) return group_end(sl, c);
+    if (!is_call && !is_life) return;  // GroupStart, inner GroupEnd
+    if ((sl.flags & tf::kFlagCommKnown) == 0 || sl.rank < 0) return unattributed(sl, c, is_call, name);
+    const size_t at_seq = sequence_of(sl);
+    CommSequence& seq = in_->sequences[at_seq];
+    if (sl.nranks > 0) seq.nranks = sl.nranks;
+    if (is_life) {
+      seq.comm_calls.push_back(std::move(c));
+      return;
+    }
+    seq.calls.push_back(std::move(c));
+    if (sl.depth > 0) open_group_[sl.tid].emplace_back(at_seq, seq.calls.size() - 1);
+  }
+
+ private:
+  // An outermost GroupEnd still in flight leaves every call of its group in flight.
+  void group_end(const tf::TraceSlot& sl, const CollectiveCall& c) {
+    auto& grouped = open_group_[sl.tid];
+    for (const auto& g : grouped)
+      if (c.state == CallState::in_flight) in_->sequences[g.first].calls[g.second].state = CallState::in_flight;
+    if (c.state == CallState::in_flight && grouped.empty())
+      proc_->in_flight_unattributed.push_back("ncclGroupEnd (no grouped call on a known communicator recorded)");
+    grouped.clear();
+  }
+
+  void unattributed(const tf::TraceSlot& sl, const CollectiveCall& c, bool is_call, const std::string& name) {
+    if (is_call) ++in_->unattributed_calls;
+    if (c.state != CallState::in_flight) return;
+    const bool known = (sl.flags & tf::kFlagCommKnown) != 0;
+    proc_->in_flight_unattributed.push_back(
+        fmt::format("{} ({} {})", is_call ? describe(c) : name, known ? "communicator" : "communicator handle",
+                    known ? fmt::format("{:016x}", sl.comm) : fmt::format("0x{:x}", sl.comm)));
+  }
+
+  // (communicator id, rank in it) -> in->sequences[i]; keyed by number so that the comm's name
+  // is formatted once per sequence, not once per call.
+  size_t sequence_of(const tf::TraceSlot& sl) {
+    auto key = std::make_pair(static_cast<uint64_t>(sl.comm), static_cast<int>(sl.rank));
+    auto it = index_.find(key);
+    if (it != index_.end()) return it->second;
+    CommSequence q;
+    q.comm = fmt::format("{:016x}", sl.comm);
+    q.rank = sl.rank;
+    q.nranks = sl.nranks;
+    q.global_rank = ctl_.rank;
+    q.host = proc_->host;
+    q.pid = ctl_.pid;
+    q.source = in_->path;
+    it = index_.emplace(key, in_->sequences.size()).first;
+    in_->sequences.push_back(std::move(q));
+    return it->second;
+  }
+
+  const tf::TraceControl& ctl_;
+  TracedProcess* proc_;
+  CollectiveInput* in_;
+  std::map<std::pair<uint64_t, int>, size_t> index_;
+  // Calls made inside the open outermost group of each thread: (sequence, call) indexes.
+  std::map<int, std::vector<std::pair<size_t, size_t>>> open_group_;
+};
+
+// The v2 ring: control block checked against the header, valid slots in call order.
+void read_v2(std::ifstream& f, const json& header, CollectiveInput* in) {
+  tf::TraceControl ctl{};
+  unsigned long long size = 0;
+  if (!read_control(f, header, in, &ctl, &size)) return;
+  TracedProcess proc = traced_process(ctl, header, in->path);
+  if (!proc.host.empty()) in->hosts.push_back(proc.host);
   // A file cut short (a full disk, a copy interrupted) keeps the slots it has.
   const unsigned long long fit = (size - tf::kRingOffset) / tf::kSlotBytes;
   const unsigned long long nslots = std::min<unsigned long long>(ctl.slots, fit);
   in->lines = 1;
-
-  // (communicator id, rank in it) -> in->sequences[i]; keyed by number so that the comm's name
-  // is formatted once per sequence, not once per call.
-  std::map<std::pair<uint64_t, int>, size_t> index;
-  auto sequence_of = [&](const tf::TraceSlot& sl) -> size_t {
-    auto key = std::make_pair(static_cast<uint64_t>(sl.comm), static_cast<int>(sl.rank));
-    auto it = index.find(key);
-    if (it == index.end()) {
-      CommSequence q;
-      q.comm = fmt::format("{:016x}", sl.comm);
-      q.rank = sl.rank;
-      q.nranks = sl.nranks;
-      q.global_rank = ctl.rank;
-      q.host = proc.host;
-      q.pid = ctl.pid;
-      q.source = in->path;
-      it = index.emplace(key, in->sequences.size()).first;
-      in->sequences.push_back(std::move(q));
-    }
-    return it->second;
-  };
-  // Calls made inside the open outermost group of each thread: (sequence, call) indexes.
-  std::map<int, std::vector<std::pair<size_t, size_t>>> open_group;
+  RingReader ring(ctl, &proc, in);
   // Calls in order, oldest kept first: call q is in slot (q-1) mod N, so the ring is read from
   // the oldest call's slot round to the newest, a chunk at a time, and never held whole.
   std::vector<tf::TraceSlot> chunk(static_cast<size_t>(std::min<unsigned long long>(nslots, 65536)));
@@ -152,67 +241,82 @@ void read_v2(std::ifstream& f, const json& header, CollectiveInput* in) {
       ++proc.torn;
       continue;
     }
-    ++proc.recorded;
-    std::string name;
-    bool is_call = false, is_life = false;
-    if (!op_info(sl.op, &name, &is_call, &is_life)) {
-      note_unreadable(in, static_cast<long long>(sl.seq), fmt::format("slot of call {}: unknown operation {}", sl.seq, sl.op));
-      continue;
-    }
-    ++in->used;
-    ++proc.ops[name];
-    CollectiveCall c;
-    c.op_name = name;
-    c.kind = parse_coll_kind(name);
-    c.count = sl.count;
-    c.datatype = sl.dtype;
-    c.redop = sl.redop;
-    c.root = sl.root;
-    c.peer = sl.peer;
-    c.trace_seq = sl.comm_seq;
-    c.coll_seq = sl.coll_seq;
-    c.state = sl.t_return != 0 ? CallState::returned : CallState::in_flight;
-    c.entered_ns = static_cast<long long>(sl.t_enter);
-    c.returned_ns = sl.t_return != 0 ? static_cast<long long>(sl.t_return) : -1;
-    c.status = sl.t_return != 0 ? sl.status : -1;
-    c.in_group = sl.depth > 0;
-    if (c.state == CallState::in_flight) ++proc.in_flight;
-    const bool known = (sl.flags & tf::kFlagCommKnown) != 0 && sl.rank >= 0;
-    if (sl.op == tf::kOpGroupEnd && sl.depth <= 1) {
-      auto& grouped = open_group[sl.tid];
-      for (const auto& g : grouped)
-        if (c.state == CallState::in_flight) in->sequences[g.first].calls[g.second].state = CallState::in_flight;
-      if (c.state == CallState::in_flight && grouped.empty())
-        proc.in_flight_unattributed.push_back("ncclGroupEnd (no grouped call on a known communicator recorded)");
-      grouped.clear();
-      continue;
-    }
-    if (!is_call && !is_life) continue;  // GroupStart, inner GroupEnd
-    if (!known) {
-      if (is_call) ++in->unattributed_calls;
-      if (c.state == CallState::in_flight)
-        proc.in_flight_unattributed.push_back(
-            fmt::format("{} ({} {})", is_call ? describe(c) : name,
-                        (sl.flags & tf::kFlagCommKnown) != 0 ? "communicator" : "communicator handle",
-                        (sl.flags & tf::kFlagCommKnown) != 0 ? fmt::format("{:016x}", sl.comm)
-                                                             : fmt::format("0x{:x}", sl.comm)));
-      continue;
-    }
-    const size_t at_seq = sequence_of(sl);
-    CommSequence& seq = in->sequences[at_seq];
-    if (sl.nranks > 0) seq.nranks = sl.nranks;
-    if (is_life) {
-      seq.comm_calls.push_back(std::move(c));
-      continue;
-    }
-    seq.calls.push_back(std::move(c));
-    if (sl.depth > 0) open_group[sl.tid].emplace_back(at_seq, seq.calls.size() - 1);
+    ring.add(sl);
   }
   for (auto& seq : in->sequences) {
     seq.truncated = proc.overwritten > 0 || proc.torn > 0;
     seq.calls.shrink_to_fit();  // a full ring is 262,144 calls: no doubling slack kept per rank
   }
   in->processes.push_back(std::move(proc));
+}
+
+// One v1 "call" record (a JSON object with ev "call") into its sequence.
+void v1_call(const json& j, const std::string& comm, const json& header, const std::string& path,
+             std::map<std::pair<std::string, int>, size_t>* index, CollectiveInput* in) {
+  int rank = static_cast<int>(int_field(j, "rank", -1));
+  if (comm.rfind("local:", 0) == 0 || rank < 0) {
+    ++in->unattributed_calls;
+    return;
+  }
+  auto key = std::make_pair(comm, rank);
+  auto it = index->find(key);
+  if (it == index->end()) {
+    CommSequence s;
+    s.comm = comm;
+    s.rank = rank;
+    s.nranks = static_cast<int>(int_field(j, "nranks", -1));
+    s.global_rank = static_cast<int>(int_field(header, "rank", -1));
+    s.host = string_field(header, "host");
+    s.pid = int_field(header, "pid", -1);
+    s.source = path;
+    it = index->emplace(key, in->sequences.size()).first;
+    in->sequences.push_back(std::move(s));
+  }
+  CollectiveCall c;
+  c.op_name = string_field(j, "op");
+  c.kind = parse_coll_kind(c.op_name);
+  c.count = static_cast<unsigned long long>(int_field(j, "count", 0));
+  c.datatype = static_cast<int>(int_field(j, "dtype", -1));
+  c.redop = static_cast<int>(int_field(j, "redop", -1));
+  c.root = static_cast<int>(int_field(j, "root", -1));
+  c.peer = static_cast<int>(int_field(j, "peer", -1));
+  c.trace_seq = int_field(j, "seq", -1);
+  in->sequences[it->second].calls.push_back(c);
+}
+
+// The v1 records after the header line: JSON lines, one event each.
+void read_v1(evidence::LineReader& lines, const json& header, const std::string& path, CollectiveInput* in) {
+  std::string host = string_field(header, "host");
+  if (!host.empty()) in->hosts.push_back(host);
+  std::map<std::pair<std::string, int>, size_t> index;  // (comm, rank in comm) -> sequences[i]
+  std::string line;
+  bool cut = false;
+  while (lines.next(&line, &cut)) {
+    ++in->lines;
+    if (line.empty()) continue;
+    if (cut) {  // no trace record is this long
+      note_unreadable(in, in->lines, line);
+      continue;
+    }
+    json j = json::parse(line, nullptr, false);
+    std::string ev = j.is_object() ? string_field(j, "ev") : std::string();
+    if (ev == "group_start" || ev == "group_end") {
+      ++in->used;
+      continue;
+    }
+    std::string comm = ev.empty() ? std::string() : string_field(j, "comm");
+    if (ev.empty() || comm.empty()) {
+      note_unreadable(in, in->lines, line);
+      continue;
+    }
+    ++in->used;
+    if (ev == "comm") continue;  // the calls carry rank and size themselves
+    if (ev != "call") {
+      note_unreadable(in, in->lines, line);
+      continue;
+    }
+    v1_call(j, comm, header, path, &index, in);
+  }
 }
 
 }  // namespace
@@ -246,70 +350,10 @@ CollectiveInput read_collective_trace(const std::string& path) {
   }
   in.lines = 1;
   json header = json::parse(line, nullptr, false);
-  if (string_field(header, "schema") == tf::kSchemaV2) {
+  if (string_field(header, "schema") == tf::kSchemaV2)
     read_v2(f, header, &in);
-    return in;
-  }
-  std::string host = string_field(header, "host");
-  long long pid = int_field(header, "pid", -1);
-  int global_rank = static_cast<int>(int_field(header, "rank", -1));
-  if (!host.empty()) in.hosts.push_back(host);
-
-  std::map<std::pair<std::string, int>, size_t> index;  // (comm, rank in comm) -> sequences[i]
-  while (lines.next(&line, &cut)) {
-    ++in.lines;
-    if (line.empty()) continue;
-    if (cut) {  // no trace record is this long
-      note_unreadable(&in, in.lines, line);
-      continue;
-    }
-    json j = json::parse(line, nullptr, false);
-    std::string ev = j.is_object() ? string_field(j, "ev") : std::string();
-    if (ev == "group_start" || ev == "group_end") {
-      ++in.used;
-      continue;
-    }
-    std::string comm = ev.empty() ? std::string() : string_field(j, "comm");
-    if (ev.empty() || comm.empty()) {
-      note_unreadable(&in, in.lines, line);
-      continue;
-    }
-    ++in.used;
-    if (ev == "comm") continue;  // the calls carry rank and size themselves
-    if (ev != "call") {
-      note_unreadable(&in, in.lines, line);
-      continue;
-    }
-    int rank = static_cast<int>(int_field(j, "rank", -1));
-    if (comm.rfind("local:", 0) == 0 || rank < 0) {
-      ++in.unattributed_calls;
-      continue;
-    }
-    auto key = std::make_pair(comm, rank);
-    auto it = index.find(key);
-    if (it == index.end()) {
-      CommSequence s;
-      s.comm = comm;
-      s.rank = rank;
-      s.nranks = static_cast<int>(int_field(j, "nranks", -1));
-      s.global_rank = global_rank;
-      s.host = host;
-      s.pid = pid;
-      s.source = path;
-      it = index.emplace(key, in.sequences.size()).first;
-      in.sequences.push_back(std::move(s));
-    }
-    CollectiveCall c;
-    c.op_name = string_field(j, "op");
-    c.kind = parse_coll_kind(c.op_name);
-    c.count = static_cast<unsigned long long>(int_field(j, "count", 0));
-    c.datatype = static_cast<int>(int_field(j, "dtype", -1));
-    c.redop = static_cast<int>(int_field(j, "redop", -1));
-    c.root = static_cast<int>(int_field(j, "root", -1));
-    c.peer = static_cast<int>(int_field(j, "peer", -1));
-    c.trace_seq = int_field(j, "seq", -1);
-    in.sequences[it->second].calls.push_back(c);
-  }
+  else
+    read_v1(lines, header, path, &in);
   return in;
 }
 
