@@ -840,32 +840,37 @@ json diagnosis_json(const Diagnosis& d, const LogReader& r) {
           {"inputs", inputs}};
 }
 
+namespace {
+
+// Whether the Started by line carries this finding's message: the divergence it names, or the
+// initiating failure itself (subject, time and error).
+bool started_by_says(const BlameResult& b, const Finding& f) {
+  if (!b.found || b.initiating.what.empty()) return false;
+  return f.message == b.initiating.what || (f.code == "initiating-failure" && f.found == b.initiating.what);
+}
+
+}  // namespace
+
 std::string render_diagnosis(const Diagnosis& d, const LogReader& r) {
   std::string out;
   const BlameResult& b = d.blame;
   if (b.found) {
     out += fmt::format("Started by: {}{}: {}\n", party_subject(b.initiating),
                        b.initiating.when.known() ? " at " + when_text(b.initiating.when) : "", b.initiating.what);
-    if (b.collateral.empty()) {
-      out += "Followed:   no other rank's failure is in the input\n";
-    } else {
-      std::vector<std::string> parts;
-      for (const auto& p : b.collateral) parts.push_back(fmt::format("{} ({})", party_subject(p), p.what));
-      out += fmt::format("Followed:   {}\n", fmt::join(parts, "; "));
-    }
   } else {
     out += "Started by: not decided from this input\n";
-    if (!b.collateral.empty()) {
-      std::vector<std::string> parts;
-      for (const auto& p : b.collateral) parts.push_back(fmt::format("{} ({})", party_subject(p), p.what));
-      out += fmt::format("Followed:   {}\n", fmt::join(parts, "; "));
-    }
+  }
+  // A ticket has no room for a line saying nothing followed: the JSON's empty collateral says it.
+  if (!b.collateral.empty()) {
+    std::vector<std::string> parts;
+    for (const auto& p : b.collateral) parts.push_back(fmt::format("{} ({})", party_subject(p), p.what));
+    out += fmt::format("Followed:   {}\n", fmt::join(parts, "; "));
   }
   if (b.have_claim)
     out += fmt::format("Launcher:   {}{}\n", b.claim.what, b.claim_wrong ? " -- WRONG: " + b.claim_note : " (agrees)");
   int errors = 0, warnings = 0;
   for (const auto& x : d.findings) (x.f.severity == Severity::error ? errors : warnings)++;
-  out += fmt::format("\ndenpex-probe diagnose: {} ({} error{}, {} warning{}; {} rank{}, {} host{})\n",
+  out += fmt::format("denpex-probe diagnose: {} ({} error{}, {} warning{}; {} rank{}, {} host{})\n",
                      d.exit_code == 1 ? "REJECT" : "INCONCLUSIVE", errors, errors == 1 ? "" : "s", warnings,
                      warnings == 1 ? "" : "s", d.nranks, d.nranks == 1 ? "" : "s", d.nhosts, d.nhosts == 1 ? "" : "s");
   if (!d.inconclusive.empty()) out += fmt::format("could not decide: {}\n", d.inconclusive);
@@ -876,8 +881,10 @@ std::string render_diagnosis(const Diagnosis& d, const LogReader& r) {
       break;
     }
     const Finding& f = x.f;
-    out += fmt::format("\n{} {}{}\n  {}\n", to_string(f.severity), f.code,
-                       f.ranks.empty() ? "" : fmt::format("  ranks {}", rank_ranges(f.ranks)), f.message);
+    out += fmt::format("\n{} {}{}\n", to_string(f.severity), f.code,
+                       f.ranks.empty() ? "" : fmt::format("  ranks {}", rank_ranges(f.ranks)));
+    // The message Started by already printed is not printed again.
+    if (!started_by_says(b, f)) out += fmt::format("  {}\n", f.message);
     if (!f.expected.empty()) out += fmt::format("  expected: {}\n", f.expected);
     if (!f.found.empty()) out += fmt::format("  found:    {}\n", f.found);
     for (const auto& e : x.evidence)
