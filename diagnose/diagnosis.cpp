@@ -134,22 +134,47 @@ struct WatchSummary {
   std::string agree;         // set when every rank shown reports the same work
 };
 
-WatchSummary watch_findings(const LogReader& r, std::vector<DxFinding>* out, std::vector<Divergence>* div) {
-  WatchSummary sum;
+// One rank's view of one process group, as the watchdog records show it.
+struct WatchKey {
+  std::string group;
+  int rank;
+  bool operator<(const WatchKey& o) const { return std::tie(group, rank) < std::tie(o.group, o.rank); }
+};
+
+const char* const kNoGroup = "(no process group printed)";
+
+struct WatchStates {
+  std::map<WatchKey, WatchdogState> states;
+  std::map<WatchKey, const WatchRecord*> first_record;
+  std::map<int, std::set<long long>> ungrouped_seqs;  // rank -> SeqNums, old format
+};
+
+// Folds one record into its rank's state: the lowest work a rank is stuck at is the one that matters.
+void merge_watch_record(const WatchRecord& w, int rank, WatchdogState* s) {
+  s->rank = w.group_rank >= 0 ? w.group_rank : rank;
+  s->global_rank = w.who.rank;
+  s->host = w.who.host;
+  s->source = w.evidence.file;
+  if (w.seq >= 0 && (s->seq < 0 || w.seq < s->seq)) {
+    s->seq = w.seq;
+    if (!w.op.empty()) s->op_type = w.op;
+    s->numel_in = w.numel_in;
+    s->numel_out = w.numel_out;
+  } else if (w.seq == s->seq && s->op_type.empty()) {
+    s->op_type = w.op;
+    if (s->numel_in < 0) s->numel_in = w.numel_in, s->numel_out = w.numel_out;
+  }
+  if (w.last_enqueued >= 0) s->last_enqueued = w.last_enqueued;
+  if (w.last_completed >= 0) s->last_completed = w.last_completed;
+}
+
+WatchStates collect_watch_states(const LogReader& r) {
+  WatchStates ws;
   // A record without a group takes the group of the same process's record for the same work
   // ("[Rank 0] Watchdog caught ... SeqNum=1580" and "[PG 1 Rank 0] ... at work: 1580").
   std::map<std::pair<std::string, long long>, std::string> group_of;
   for (const auto& w : r.watch)
     if (!w.group.empty() && !w.fingerprint) group_of[{w.who.proc, w.seq}] = w.group;
-  struct Key {
-    std::string group;
-    int rank;
-    bool operator<(const Key& o) const { return std::tie(group, rank) < std::tie(o.group, o.rank); }
-  };
-  std::map<Key, WatchdogState> states;
-  std::map<Key, const WatchRecord*> first_record;
-  std::map<int, std::set<long long>> ungrouped_seqs;  // rank -> SeqNums, old format
-  std::map<int, std::string> ungrouped_op;
   for (const auto& w : r.watch) {
     std::string g = w.group;
     if (g.empty()) {
@@ -158,76 +183,60 @@ WatchSummary watch_findings(const LogReader& r, std::vector<DxFinding>* out, std
     }
     int rank = w.who.rank >= 0 ? w.who.rank : w.group_rank;
     if (g.empty()) {
-      if (w.seq >= 0) ungrouped_seqs[rank].insert(w.seq);
-      ungrouped_op[rank] = w.op;
-      g = "(no process group printed)";
+      if (w.seq >= 0) ws.ungrouped_seqs[rank].insert(w.seq);
+      g = kNoGroup;
     }
     if (w.fingerprint) g = fmt::format("{} SequenceNumber {}", w.group, w.seq);
-    Key k{g, rank};
-    WatchdogState& s = states[k];
-    if (!first_record.count(k)) first_record[k] = &w;
+    WatchKey k{g, rank};
+    WatchdogState& s = ws.states[k];
+    if (!ws.first_record.count(k)) ws.first_record[k] = &w;
     s.group = g;
-    s.rank = w.group_rank >= 0 ? w.group_rank : rank;
-    s.global_rank = w.who.rank;
-    s.host = w.who.host;
-    s.source = w.evidence.file;
-    // The lowest work a rank is stuck at is the one that matters.
-    if (w.seq >= 0 && (s.seq < 0 || w.seq < s.seq)) {
-      s.seq = w.seq;
-      if (!w.op.empty()) s.op_type = w.op;
-      s.numel_in = w.numel_in;
-      s.numel_out = w.numel_out;
-    } else if (w.seq == s.seq && s.op_type.empty()) {
-      s.op_type = w.op;
-      if (s.numel_in < 0) s.numel_in = w.numel_in, s.numel_out = w.numel_out;
-    }
-    if (w.last_enqueued >= 0) s.last_enqueued = w.last_enqueued;
-    if (w.last_completed >= 0) s.last_completed = w.last_completed;
+    merge_watch_record(w, rank, &s);
   }
-  if (states.empty()) return sum;
+  return ws;
+}
 
-  // Old-format records of one rank at several SeqNums, or ranks at different SeqNums with no
-  // group to tell whether they share one: nothing can be compared.
+// Old-format records of one rank at several SeqNums, or ranks at different SeqNums with no
+// group to tell whether they share one: nothing can be compared. Empty when comparable.
+std::string ungrouped_inconclusive(const std::map<int, std::set<long long>>& ungrouped_seqs) {
   bool several = false;
   std::set<long long> all_seqs;
   for (const auto& kv : ungrouped_seqs) {
     if (kv.second.size() > 1) several = true;
     all_seqs.insert(kv.second.begin(), kv.second.end());
   }
-  if (!ungrouped_seqs.empty() && (several || all_seqs.size() > 1)) {
-    std::vector<std::string> parts;
-    for (const auto& kv : ungrouped_seqs)
-      parts.push_back(fmt::format("rank {}: {}", kv.first, fmt::join(kv.second, ", ")));
-    sum.inconclusive = fmt::format(
-        "the watchdog lines carry no process group and report different SeqNums ({}), which belong to different "
-        "process groups and cannot be compared: rerun with PyTorch 2.2 or later (process group in every line) or with "
-        "TORCH_DISTRIBUTED_DEBUG=DETAIL, and pass every rank's log",
-        fmt::join(parts, "; "));
-  }
+  if (ungrouped_seqs.empty() || (!several && all_seqs.size() <= 1)) return "";
+  std::vector<std::string> parts;
+  for (const auto& kv : ungrouped_seqs) parts.push_back(fmt::format("rank {}: {}", kv.first, fmt::join(kv.second, ", ")));
+  return fmt::format(
+      "the watchdog lines carry no process group and report different SeqNums ({}), which belong to different "
+      "process groups and cannot be compared: rerun with PyTorch 2.2 or later (process group in every line) or with "
+      "TORCH_DISTRIBUTED_DEBUG=DETAIL, and pass every rank's log",
+      fmt::join(parts, "; "));
+}
 
-  // Compare only what every rank of a group printed: a rank known from its "last enqueued" line
-  // alone has no OpType or size, which is not a different OpType or size.
+// Compare only what every rank of a group printed: a rank known from its "last enqueued" line
+// alone has no OpType or size, which is not a different OpType or size.
+void clear_partial_groups(std::map<WatchKey, WatchdogState>* states) {
   std::set<std::string> partial;
-  for (const auto& kv : states)
+  for (const auto& kv : *states)
     if (kv.second.op_type.empty() || kv.second.numel_in < 0) partial.insert(kv.first.group);
-  for (auto& kv : states)
+  for (auto& kv : *states)
     if (partial.count(kv.first.group)) {
       kv.second.op_type.clear();
       kv.second.numel_in = kv.second.numel_out = -1;
     }
-  std::vector<WatchdogState> list;
-  std::map<std::string, std::vector<int>> members;
-  for (const auto& kv : states) {
-    if (kv.first.group == "(no process group printed)" && !sum.inconclusive.empty()) continue;
-    list.push_back(kv.second);
-    members[kv.first.group].push_back(kv.first.rank);
-  }
-  std::vector<Finding> found = analyse_watchdog(list);
+}
+
+// Turns the analyser's watchdog findings into diagnosis findings; returns how many it found.
+size_t watch_divergences(const WatchStates& ws, std::vector<Finding> found, std::vector<DxFinding>* out,
+                         std::vector<Divergence>* div) {
+  size_t n = found.size();
   // A tie names every side in its own finding; as a candidate initiator they are one party.
   std::map<std::pair<std::string, long long>, Divergence> tied;
   for (auto& f : found) {
     DxFinding d;
-    for (const auto& kv : first_record)
+    for (const auto& kv : ws.first_record)
       if (kv.first.group == f.comm && d.evidence.size() < 4) d.evidence.push_back(kv.second->evidence);
     bool fp = f.comm.find("TORCH_DISTRIBUTED_DEBUG") != std::string::npos;
     if (fp) {
@@ -249,169 +258,177 @@ WatchSummary watch_findings(const LogReader& r, std::vector<DxFinding>* out, std
     out->push_back(std::move(d));
   }
   for (auto& kv : tied) div->push_back(std::move(kv.second));
+  return n;
+}
 
-  // Several groups, one rank each: no same-group comparison is possible.
-  if (sum.inconclusive.empty() && found.empty()) {
-    bool singletons = members.size() > 1;
-    for (const auto& kv : members)
-      if (kv.second.size() > 1 || kv.first.find("TORCH_DISTRIBUTED_DEBUG") != std::string::npos) singletons = false;
-    if (singletons) {
-      std::vector<std::string> parts;
-      for (const auto& kv : states)
-        parts.push_back(fmt::format("rank {} in {} at work {}", kv.second.global_rank >= 0 ? kv.second.global_rank : kv.first.rank,
-                                    kv.first.group, kv.second.seq));
-      sum.inconclusive = fmt::format(
-          "each rank in the input is in a different process group ({}), so no two ranks of one group can be "
-          "compared: add the logs of the other ranks of these groups, or rerun with TORCH_NCCL_DESYNC_DEBUG=1 "
-          "TORCH_NCCL_TRACE_BUFFER_SIZE=2000 (Flight Recorder)",
-          fmt::join(parts, "; "));
-    } else if (found.empty()) {
-      // All ranks shown agree on the work they wait for.
-      std::vector<int> ranks;
-      std::string what;
-      for (const auto& kv : states) {
-        if (kv.first.group.find("TORCH_DISTRIBUTED_DEBUG") != std::string::npos) continue;
-        ranks.push_back(kv.second.global_rank >= 0 ? kv.second.global_rank : kv.first.rank);
-      }
-      for (const auto& w : r.watch)
-        if (!w.fingerprint && what.empty() && w.seq >= 0 && !w.op.empty())
-          what = fmt::format("{} (SeqNum {})", w.op, w.seq);
-      if (!ranks.empty()) sum.agree = fmt::format("ranks {} all wait in {}", rank_ranges(ranks), what.empty() ? "the same work" : what);
-    }
+// With nothing found: either each rank is alone in its group (inconclusive), or all ranks shown
+// agree on the work they wait for.
+void summarise_agreement(const LogReader& r, const WatchStates& ws, const std::map<std::string, std::vector<int>>& members,
+                         WatchSummary* sum) {
+  bool singletons = members.size() > 1;
+  for (const auto& kv : members)
+    if (kv.second.size() > 1 || kv.first.find("TORCH_DISTRIBUTED_DEBUG") != std::string::npos) singletons = false;
+  if (singletons) {
+    std::vector<std::string> parts;
+    for (const auto& kv : ws.states)
+      parts.push_back(fmt::format("rank {} in {} at work {}", kv.second.global_rank >= 0 ? kv.second.global_rank : kv.first.rank,
+                                  kv.first.group, kv.second.seq));
+    sum->inconclusive = fmt::format(
+        "each rank in the input is in a different process group ({}), so no two ranks of one group can be "
+        "compared: add the logs of the other ranks of these groups, or rerun with TORCH_NCCL_DESYNC_DEBUG=1 "
+        "TORCH_NCCL_TRACE_BUFFER_SIZE=2000 (Flight Recorder)",
+        fmt::join(parts, "; "));
+    return;
   }
+  std::vector<int> ranks;
+  std::string what;
+  for (const auto& kv : ws.states) {
+    if (kv.first.group.find("TORCH_DISTRIBUTED_DEBUG") != std::string::npos) continue;
+    ranks.push_back(kv.second.global_rank >= 0 ? kv.second.global_rank : kv.first.rank);
+  }
+  for (const auto& w : r.watch)
+    if (!w.fingerprint && what.empty() && w.seq >= 0 && !w.op.empty()) what = fmt::format("{} (SeqNum {})", w.op, w.seq);
+  if (!ranks.empty()) sum->agree = fmt::format("ranks {} all wait in {}", rank_ranges(ranks), what.empty() ? "the same work" : what);
+}
+
+WatchSummary watch_findings(const LogReader& r, std::vector<DxFinding>* out, std::vector<Divergence>* div) {
+  WatchSummary sum;
+  WatchStates ws = collect_watch_states(r);
+  if (ws.states.empty()) return sum;
+  sum.inconclusive = ungrouped_inconclusive(ws.ungrouped_seqs);
+  clear_partial_groups(&ws.states);
+  std::vector<WatchdogState> list;
+  std::map<std::string, std::vector<int>> members;
+  for (const auto& kv : ws.states) {
+    if (kv.first.group == kNoGroup && !sum.inconclusive.empty()) continue;
+    list.push_back(kv.second);
+    members[kv.first.group].push_back(kv.first.rank);
+  }
+  size_t found = watch_divergences(ws, analyse_watchdog(list), out, div);
+  // Several groups, one rank each: no same-group comparison is possible.
+  if (sum.inconclusive.empty() && found == 0) summarise_agreement(r, ws, members, &sum);
   return sum;
 }
 
 // ---- verdicts printed by other analysers ----------------------------------------------------
 
-void reported_findings(const LogReader& r, std::vector<DxFinding>* out, std::vector<Divergence>* div,
-                       std::vector<Failure>* failures, std::string* warn_note) {
-  std::map<Reported::Kind, std::vector<const Reported*>> nccl;
-  for (const auto& rep : r.reported) {
-    DxFinding d;
-    Finding& f = d.f;
-    d.evidence.push_back(rep.evidence);
-    f.comm = rep.group;
-    f.seq = rep.seq;
-    switch (rep.kind) {
-      case Reported::Kind::fr_missing_ranks:
-        f.code = "collective-missing";
-        f.ranks = rep.ranks;
-        f.expected = fmt::format("all {} ranks in {}", rep.world > 0 ? std::to_string(rep.world) : std::string("expected"), rep.op);
-        f.found = fmt::format("ranks {} absent", rank_ranges(rep.ranks));
-        f.message = fmt::format("ranks {} did not join {} sequence number {} of process group {}{} (Flight Recorder analysis); "
-                                "the other ranks waited for them",
-                                rank_ranges(rep.ranks), rep.op.empty() ? "the collective" : rep.op, rep.seq,
-                                rep.group.empty() ? "?" : rep.group, rep.world > 0 ? fmt::format(", world size {}", rep.world) : "");
-        f.fix = "find why these ranks did not reach this collective: a rank-dependent branch, an exception or a hang on "
-                "those ranks before it (their stack traces in the Flight Recorder dump show where they were)";
-        break;
-      case Reported::Kind::fr_errors: {
-        bool size = rep.detail.find("SIZE") != std::string::npos || rep.detail.find("size") != std::string::npos;
-        f.code = size ? "collective-args-mismatch" : "collective-mismatch";
-        f.ranks = rep.ranks;
-        f.expected = rep.detail;
-        f.found = rep.ranks.empty() ? "culprit ranks not in the input" : fmt::format("ranks {}", rank_ranges(rep.ranks));
-        f.message = fmt::format("the Flight Recorder analysis reports errors at collective {} ({}, process group {}{}{}){}",
-                                rep.seq, rep.op.empty() ? "?" : rep.op, rep.group.empty() ? "?" : rep.group,
-                                rep.world > 0 ? fmt::format(", world size {}", rep.world) : "",
-                                rep.detail.empty() ? "" : ", expected " + rep.detail,
-                                rep.ranks.empty() ? "; the lines naming the culprit ranks (\"Culprit rank R; Error type: ...\") are not in the input"
-                                                  : fmt::format("; culprit ranks {}", rank_ranges(rep.ranks)));
-        f.fix = kCollectiveFix;
-        break;
-      }
-      case Reported::Kind::ras_counts: {
-        // NCCL's own count of the operations each rank launched: the ranks it lists one by one
-        // are the outliers; those behind the others never launched what the others wait in.
-        std::vector<int> behind, ahead;
-        for (size_t i = 0; i < rep.ranks.size(); ++i) {
-          bool below = rep.majority_count >= 0 ? rep.counts[i] < rep.majority_count : false;
-          (below ? behind : ahead).push_back(rep.ranks[i]);
-        }
-        if (rep.ranks.empty()) {
-          nccl[rep.kind].push_back(&rep);
-          continue;
-        }
-        if (behind.empty()) {
-          // Only ranks ahead of the majority are listed: the majority lags, and RAS does not name
-          // its ranks one by one. The listed ranks are not the stragglers: nobody is blamed.
-          f.code = "nccl-ras-mismatch";
-          f.severity = Severity::warning;
-          f.comm = rep.op;
-          f.message = fmt::format("NCCL RAS reports different {} operation counts: ranks {} launched up to operation {}, "
-                                  "ahead of the {} ranks at operation {}; the lagging ranks are those {} others, which the "
-                                  "report does not list one by one",
-                                  rep.op, rank_ranges(ahead), rep.counts.empty() ? -1 : rep.counts.front(),
-                                  rep.majority_ranks, rep.majority_count, rep.majority_ranks);
-          f.fix = "look at the ranks that stopped launching operations (all but the listed ones): their own errors or stacks";
-          d.verify = verify_of("nccl.ras.counts");
-          out->push_back(std::move(d));
-          *warn_note = fmt::format("NCCL RAS lists only the ranks ahead ({}); the {} lagging ranks are not named one by one: "
-                                   "pass those ranks' logs or run the RAS client with verbose output",
-                                   rank_ranges(ahead), rep.majority_ranks);
-          continue;
-        }
-        f.code = "collective-missing";
-        f.ranks = behind;
-        f.seq = rep.majority_count;
-        f.comm = rep.op;
-        f.expected = rep.majority_count >= 0 ? fmt::format("{} operations launched ({} ranks)", rep.majority_count, rep.majority_ranks) : "";
-        f.found = fmt::format("ranks {}", rank_ranges(f.ranks));
-        f.message = fmt::format("NCCL RAS reports different {} operation counts: ranks {} are behind the {} ranks that launched up to "
-                                "operation {}",
-                                rep.op, rank_ranges(f.ranks), rep.majority_ranks, rep.majority_count);
-        f.fix = kCollectiveFix;
-        break;
-      }
-      case Reported::Kind::nccl_mismatch:
-      case Reported::Kind::net_mismatch:
-        nccl[rep.kind].push_back(&rep);
-        continue;
-      case Reported::Kind::nccl_version:
-        continue;  // its two versions are facts, judged with the others
-      case Reported::Kind::pair_mismatch:
-        // Two ranks compared: both are named, neither is the culprit.
-        f.code = "collective-args-mismatch";
-        f.ranks = rep.ranks;
-        f.found = rep.detail;
-        f.message = fmt::format("ranks {} disagree: {}", rank_ranges(rep.ranks), rep.detail);
-        f.fix = "make both ranks build and call the same thing; with two ranks there is no majority to tell which one is wrong";
-        break;
-      case Reported::Kind::shape_mismatch:
-        f.code = "collective-args-mismatch";
-        f.found = rep.detail;
-        f.message = fmt::format("Horovod reports tensors of one name submitted with different shapes or types: {}", rep.detail);
-        f.fix = "make every rank submit the same tensors in the same shapes (an uneven last batch, a rank-dependent model part)";
-        break;
-      case Reported::Kind::missing_ranks:
-        f.code = "collective-missing";
-        f.ranks = rep.ranks;
-        f.comm = "horovod";
-        f.expected = rep.world > 0 ? fmt::format("all of ranks 0-{} ready", rep.world - 1) : "every rank ready";
-        f.found = fmt::format("ranks {} not ready", rank_ranges(rep.ranks));
-        f.message = fmt::format("Horovod's stall check: ranks {} did not submit {}{}; the other ranks waited for them", rank_ranges(rep.ranks),
-                                rep.op.empty() ? "the tensors" : rep.op,
-                                rep.detail.find("ready") != std::string::npos
-                                    ? fmt::format(" (absent from every ready list; world size at least {})", rep.world)
-                                    : "");
-        f.fix = "look at what these ranks were doing instead: they never reached this reduction or broadcast";
-        break;
-      case Reported::Kind::truncated: {
-        Failure fl;
-        fl.kind = Failure::Kind::nccl_warn;
-        fl.who = rep.who;
-        fl.what = "NCCL WARN " + rep.detail;
-        fl.evidence = rep.evidence;
-        failures->push_back(fl);
-        continue;
-      }
-    }
-    f.severity = Severity::error;
-    d.verify = kCollectiveVerify;
-    if (!f.ranks.empty()) div->push_back(Divergence{f.ranks, {}, {}, f.message, d.evidence});
-    out->push_back(std::move(d));
+using NcclReports = std::map<Reported::Kind, std::vector<const Reported*>>;
+
+void fill_fr_missing(const Reported& rep, Finding* f) {
+  f->code = "collective-missing";
+  f->ranks = rep.ranks;
+  f->expected = fmt::format("all {} ranks in {}", rep.world > 0 ? std::to_string(rep.world) : std::string("expected"), rep.op);
+  f->found = fmt::format("ranks {} absent", rank_ranges(rep.ranks));
+  f->message = fmt::format("ranks {} did not join {} sequence number {} of process group {}{} (Flight Recorder analysis); "
+                           "the other ranks waited for them",
+                           rank_ranges(rep.ranks), rep.op.empty() ? "the collective" : rep.op, rep.seq,
+                           rep.group.empty() ? "?" : rep.group, rep.world > 0 ? fmt::format(", world size {}", rep.world) : "");
+  f->fix = "find why these ranks did not reach this collective: a rank-dependent branch, an exception or a hang on "
+           "those ranks before it (their stack traces in the Flight Recorder dump show where they were)";
+}
+
+void fill_fr_errors(const Reported& rep, Finding* f) {
+  bool size = rep.detail.find("SIZE") != std::string::npos || rep.detail.find("size") != std::string::npos;
+  f->code = size ? "collective-args-mismatch" : "collective-mismatch";
+  f->ranks = rep.ranks;
+  f->expected = rep.detail;
+  f->found = rep.ranks.empty() ? "culprit ranks not in the input" : fmt::format("ranks {}", rank_ranges(rep.ranks));
+  f->message = fmt::format("the Flight Recorder analysis reports errors at collective {} ({}, process group {}{}{}){}",
+                           rep.seq, rep.op.empty() ? "?" : rep.op, rep.group.empty() ? "?" : rep.group,
+                           rep.world > 0 ? fmt::format(", world size {}", rep.world) : "",
+                           rep.detail.empty() ? "" : ", expected " + rep.detail,
+                           rep.ranks.empty() ? "; the lines naming the culprit ranks (\"Culprit rank R; Error type: ...\") are not in the input"
+                                             : fmt::format("; culprit ranks {}", rank_ranges(rep.ranks)));
+  f->fix = kCollectiveFix;
+}
+
+// NCCL's own count of the operations each rank launched: the ranks it lists one by one are the
+// outliers; those behind the others never launched what the others wait in. Returns true when
+// *d is an error finding to emit; false when the report was queued in *nccl or emitted as a warning.
+bool fill_ras_counts(const Reported& rep, DxFinding* d, std::vector<DxFinding>* out, NcclReports* nccl,
+                     std::string* warn_note) {
+  Finding& f = d->f;
+  std::vector<int> behind, ahead;
+  for (size_t i = 0; i < rep.ranks.size(); ++i) {
+    bool below = rep.majority_count >= 0 ? rep.counts[i] < rep.majority_count : false;
+    (below ? behind : ahead).push_back(rep.ranks[i]);
   }
+  if (rep.ranks.empty()) {
+    (*nccl)[rep.kind].push_back(&rep);
+    return false;
+  }
+  if (behind.empty()) {
+    // Only ranks ahead of the majority are listed: the majority lags, and RAS does not name
+    // its ranks one by one. The listed ranks are not the stragglers: nobody is blamed.
+    f.code = "nccl-ras-mismatch";
+    f.severity = Severity::warning;
+    f.comm = rep.op;
+    f.message = fmt::format("NCCL RAS reports different {} operation counts: ranks {} launched up to operation {}, "
+                            "ahead of the {} ranks at operation {}; the lagging ranks are those {} others, which the "
+                            "report does not list one by one",
+                            rep.op, rank_ranges(ahead), rep.counts.empty() ? -1 : rep.counts.front(),
+                            rep.majority_ranks, rep.majority_count, rep.majority_ranks);
+    f.fix = "look at the ranks that stopped launching operations (all but the listed ones): their own errors or stacks";
+    d->verify = verify_of("nccl.ras.counts");
+    out->push_back(std::move(*d));
+    *warn_note = fmt::format("NCCL RAS lists only the ranks ahead ({}); the {} lagging ranks are not named one by one: "
+                             "pass those ranks' logs or run the RAS client with verbose output",
+                             rank_ranges(ahead), rep.majority_ranks);
+    return false;
+  }
+  f.code = "collective-missing";
+  f.ranks = behind;
+  f.seq = rep.majority_count;
+  f.comm = rep.op;
+  f.expected = rep.majority_count >= 0 ? fmt::format("{} operations launched ({} ranks)", rep.majority_count, rep.majority_ranks) : "";
+  f.found = fmt::format("ranks {}", rank_ranges(f.ranks));
+  f.message = fmt::format("NCCL RAS reports different {} operation counts: ranks {} are behind the {} ranks that launched up to "
+                          "operation {}",
+                          rep.op, rank_ranges(f.ranks), rep.majority_ranks, rep.majority_count);
+  f.fix = kCollectiveFix;
+  return true;
+}
+
+// Two ranks compared, or Horovod's shape and stall checks.
+void fill_compared_or_stalled(const Reported& rep, Finding* f) {
+  if (rep.kind == Reported::Kind::pair_mismatch) {
+    // Two ranks compared: both are named, neither is the culprit.
+    f->code = "collective-args-mismatch";
+    f->ranks = rep.ranks;
+    f->found = rep.detail;
+    f->message = fmt::format("ranks {} disagree: {}", rank_ranges(rep.ranks), rep.detail);
+    f->fix = "make both ranks build and call the same thing; with two ranks there is no majority to tell which one is wrong";
+  } else if (rep.kind == Reported::Kind::shape_mismatch) {
+    f->code = "collective-args-mismatch";
+    f->found = rep.detail;
+    f->message = fmt::format("Horovod reports tensors of one name submitted with different shapes or types: {}", rep.detail);
+    f->fix = "make every rank submit the same tensors in the same shapes (an uneven last batch, a rank-dependent model part)";
+  } else {
+    f->code = "collective-missing";
+    f->ranks = rep.ranks;
+    f->comm = "horovod";
+    f->expected = rep.world > 0 ? fmt::format("all of ranks 0-{} ready", rep.world - 1) : "every rank ready";
+    f->found = fmt::format("ranks {} not ready", rank_ranges(rep.ranks));
+    f->message = fmt::format("Horovod's stall check: ranks {} did not submit {}{}; the other ranks waited for them", rank_ranges(rep.ranks),
+                             rep.op.empty() ? "the tensors" : rep.op,
+                             rep.detail.find("ready") != std::string::npos
+                                 ? fmt::format(" (absent from every ready list; world size at least {})", rep.world)
+                                 : "");
+    f->fix = "look at what these ranks were doing instead: they never reached this reduction or broadcast";
+  }
+}
+
+Failure truncated_failure(const Reported& rep) {
+  Failure fl;
+  fl.kind = Failure::Kind::nccl_warn;
+  fl.who = rep.who;
+  fl.what = "NCCL WARN " + rep.detail;
+  fl.evidence = rep.evidence;
+  return fl;
+}
+
+// NCCL's own mismatch reports, one warning per kind: where NCCL noticed, not who is to blame.
+void nccl_warning_findings(const NcclReports& nccl, std::vector<DxFinding>* out, std::string* warn_note) {
   for (const auto& [kind, reps] : nccl) {
     DxFinding d;
     Finding& f = d.f;
@@ -451,6 +468,53 @@ void reported_findings(const LogReader& r, std::vector<DxFinding>* out, std::vec
     d.verify = verify_of("nccl.warn.mismatched_collective");
     out->push_back(std::move(d));
   }
+}
+
+void reported_findings(const LogReader& r, std::vector<DxFinding>* out, std::vector<Divergence>* div,
+                       std::vector<Failure>* failures, std::string* warn_note) {
+  NcclReports nccl;
+  for (const auto& rep : r.reported) {
+    DxFinding d;
+    Finding& f = d.f;
+    d.evidence.push_back(rep.evidence);
+    f.comm = rep.group;
+    f.seq = rep.seq;
+    bool error = true;
+    switch (rep.kind) {
+      case Reported::Kind::fr_missing_ranks:
+        fill_fr_missing(rep, &f);
+        break;
+      case Reported::Kind::fr_errors:
+        fill_fr_errors(rep, &f);
+        break;
+      case Reported::Kind::ras_counts:
+        error = fill_ras_counts(rep, &d, out, &nccl, warn_note);
+        break;
+      case Reported::Kind::nccl_mismatch:
+      case Reported::Kind::net_mismatch:
+        nccl[rep.kind].push_back(&rep);
+        error = false;
+        break;
+      case Reported::Kind::nccl_version:
+        error = false;  // its two versions are facts, judged with the others
+        break;
+      case Reported::Kind::pair_mismatch:
+      case Reported::Kind::shape_mismatch:
+      case Reported::Kind::missing_ranks:
+        fill_compared_or_stalled(rep, &f);
+        break;
+      case Reported::Kind::truncated:
+        failures->push_back(truncated_failure(rep));
+        error = false;
+        break;
+    }
+    if (!error) continue;
+    f.severity = Severity::error;
+    d.verify = kCollectiveVerify;
+    if (!f.ranks.empty()) div->push_back(Divergence{f.ranks, {}, {}, f.message, d.evidence});
+    out->push_back(std::move(d));
+  }
+  nccl_warning_findings(nccl, out, warn_note);
 }
 
 // ---- the initiating failure -----------------------------------------------------------------
@@ -529,14 +593,8 @@ void count_identities(const LogReader& r, int* nranks, int* nhosts) {
   *nhosts = static_cast<int>(hosts.size());
 }
 
-}  // namespace
-
-Diagnosis diagnose(const LogReader& r) {
-  Diagnosis d;
-  std::vector<Divergence> divergences;
-  std::vector<Failure> failures = r.failures;
-  std::string nccl_warn_note;
-
+// The environment facts judged across ranks; returns their error divergences.
+std::vector<Divergence> environment_findings(const LogReader& r, std::vector<DxFinding>* out) {
   std::vector<Divergence> environment;
   for (auto& jf : judge_facts(r.facts)) {
     DxFinding x;
@@ -545,24 +603,26 @@ Diagnosis diagnose(const LogReader& r) {
     x.verify = gate_verify(x.f.hosts);
     if (x.f.severity == Severity::error)
       environment.push_back(Divergence{x.f.ranks, x.f.hosts, jf.processes, x.f.message, x.evidence});
-    d.findings.push_back(std::move(x));
+    out->push_back(std::move(x));
   }
-  coll_findings(r, &d.findings, &divergences);
-  WatchSummary ws = watch_findings(r, &d.findings, &divergences);
-  reported_findings(r, &d.findings, &divergences, &failures, &nccl_warn_note);
+  return environment;
+}
+
+// NCCL RAS's text report, judged by the same rules as its JSON form (evidence/read_ras.h).
+void ras_text_findings(const LogReader& r, std::vector<DxFinding>* out) {
   for (const auto& rf : r.ras_text) {
-    // NCCL RAS's text report, judged by the same rules as its JSON form (evidence/read_ras.h).
     DxFinding x;
     x.f = rf.finding;
     x.evidence = rf.evidence;
     x.verify = verify_of("nccl.ras.counts");
-    d.findings.push_back(std::move(x));
+    out->push_back(std::move(x));
   }
+}
 
-  d.blame = assign_blame(failures, r.launcher, divergences, environment);
-  const BlameResult& b = d.blame;
+void blame_findings(Diagnosis* d, const std::vector<Divergence>& divergences, const std::vector<Divergence>& environment) {
+  const BlameResult& b = d->blame;
   if (b.found && b.initiating.kind != Failure::Kind::never_joined && environment.empty())
-    d.findings.push_back(initiating_finding(b));
+    d->findings.push_back(initiating_finding(b));
   if (b.found && b.initiating.kind == Failure::Kind::never_joined && divergences.empty()) {
     // A desync report naming who never joined is a verdict of its own.
     DxFinding x;
@@ -575,10 +635,12 @@ Diagnosis diagnose(const LogReader& r) {
     x.f.fix = kCollectiveFix;
     x.evidence = b.initiating.evidence;
     x.verify = kCollectiveVerify;
-    d.findings.push_back(std::move(x));
+    d->findings.push_back(std::move(x));
   }
+}
 
-  // What was read but not used.
+// What was read but not used: unreadable lines, and call lines lost from the sequences.
+void unused_input_findings(const LogReader& r, std::vector<DxFinding>* out) {
   if (r.unreadable.count > 0) {
     DxFinding x;
     x.f.code = "diagnose-unreadable-lines";
@@ -591,7 +653,7 @@ Diagnosis diagnose(const LogReader& r) {
               "per process) rather than a terminal copy";
     x.evidence = r.unreadable.samples;
     x.verify = "NCCL_DEBUG=INFO NCCL_DEBUG_FILE=/tmp/nccl.%h.%p.log <your launch command>; then denpex-probe diagnose /tmp/nccl.*.log";
-    d.findings.push_back(std::move(x));
+    out->push_back(std::move(x));
   }
   for (const auto& st : r.coll.stats) {
     long long lost = 0;
@@ -613,63 +675,88 @@ Diagnosis diagnose(const LogReader& r) {
     for (const auto& [fi, line] : st.lost_after)
       x.evidence.push_back(Evidence{static_cast<size_t>(fi) < r.files.size() ? r.files[static_cast<size_t>(fi)] : "", line, ""});
     x.verify = "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL NCCL_DEBUG_FILE=/tmp/nccl.%h.%p.log <your launch command>";
-    d.findings.push_back(std::move(x));
+    out->push_back(std::move(x));
   }
+}
+
+// Why nothing could be decided, and what to add: the first reason that applies.
+std::string inconclusive_reason(const LogReader& r, const Diagnosis& d, const WatchSummary& ws,
+                                const std::string& nccl_warn_note) {
+  bool coll_agree = !r.coll.sequences.empty();
+  int coll_members = 0, coll_nranks = -1;
+  for (const auto& st : r.coll.stats) {
+    coll_members = std::max(coll_members, st.members);
+    coll_nranks = std::max(coll_nranks, st.nranks);
+  }
+  if (r.records == 0)
+    return fmt::format("no NCCL, PyTorch or launcher records in the input ({} lines read): add the job's logs, with "
+                       "NCCL_DEBUG=INFO and the launcher's output",
+                       r.lines);
+  if (!ws.inconclusive.empty()) return ws.inconclusive;
+  if (d.nranks <= 1) {
+    std::string who = "one process";
+    if (!r.coll.sequences.empty()) {
+      const auto& s0 = r.coll.sequences.front();
+      who = s0.global_rank >= 0 ? fmt::format("rank {}", s0.global_rank) : fmt::format("process {}:{}", s0.host, s0.pid);
+    }
+    for (const auto& w : r.watch)
+      if (w.who.rank >= 0) who = fmt::format("rank {}", w.who.rank);
+    return fmt::format("the input holds {} only{}: add the other ranks' logs, or rerun with TORCH_DISTRIBUTED_DEBUG=DETAIL",
+                       who, coll_nranks > 1 ? fmt::format(" of a {}-rank communicator", coll_nranks) : "");
+  }
+  if (!ws.agree.empty())
+    return fmt::format("{} and agree, so the rank that never arrived is not in the input: add the other ranks' logs, or "
+                       "rerun with TORCH_NCCL_DESYNC_DEBUG=1 TORCH_NCCL_TRACE_BUFFER_SIZE=2000 (Flight Recorder)",
+                       ws.agree);
+  if (!nccl_warn_note.empty()) return nccl_warn_note;
+  if (coll_agree)
+    return fmt::format("the {} ranks in the input{} made the same collective calls and nothing in it failed: add the other "
+                       "ranks' logs and the error output",
+                       coll_members, coll_nranks > coll_members ? fmt::format(" (of {})", coll_nranks) : "");
+  return "nothing in the input shows a failure or a difference between ranks: add the failing ranks' logs and tracebacks";
+}
+
+// Reject on any error; otherwise never PASS: say what is missing.
+void set_verdict(Diagnosis* d, const LogReader& r, const WatchSummary& ws, const std::string& nccl_warn_note) {
+  bool error = std::any_of(d->findings.begin(), d->findings.end(), [](const DxFinding& x) { return x.f.severity == Severity::error; });
+  if (error) {
+    d->verdict = "reject";
+    d->exit_code = 1;
+    return;
+  }
+  d->verdict = "inconclusive";
+  d->exit_code = 2;
+  std::string why = inconclusive_reason(r, *d, ws, nccl_warn_note);
+  d->inconclusive = why;
+  DxFinding x;
+  x.f.code = "diagnose-inconclusive";
+  x.f.severity = Severity::warning;
+  x.f.message = why;
+  x.f.fix = why.substr(why.rfind(": ") == std::string::npos ? 0 : why.rfind(": ") + 2);
+  x.verify = "denpex-probe diagnose <every rank's log, the launcher's output>";
+  d->findings.push_back(std::move(x));
+}
+
+}  // namespace
+
+Diagnosis diagnose(const LogReader& r) {
+  Diagnosis d;
+  std::vector<Divergence> divergences;
+  std::vector<Failure> failures = r.failures;
+  std::string nccl_warn_note;
+
+  std::vector<Divergence> environment = environment_findings(r, &d.findings);
+  coll_findings(r, &d.findings, &divergences);
+  WatchSummary ws = watch_findings(r, &d.findings, &divergences);
+  reported_findings(r, &d.findings, &divergences, &failures, &nccl_warn_note);
+  ras_text_findings(r, &d.findings);
+
+  d.blame = assign_blame(failures, r.launcher, divergences, environment);
+  blame_findings(&d, divergences, environment);
+  unused_input_findings(r, &d.findings);
 
   count_identities(r, &d.nranks, &d.nhosts);
-  bool error = std::any_of(d.findings.begin(), d.findings.end(), [](const DxFinding& x) { return x.f.severity == Severity::error; });
-  if (error) {
-    d.verdict = "reject";
-    d.exit_code = 1;
-  } else {
-    // Never PASS: say what is missing.
-    d.verdict = "inconclusive";
-    d.exit_code = 2;
-    std::string why;
-    bool coll_agree = !r.coll.sequences.empty();
-    int coll_members = 0, coll_nranks = -1;
-    for (const auto& st : r.coll.stats) {
-      coll_members = std::max(coll_members, st.members);
-      coll_nranks = std::max(coll_nranks, st.nranks);
-    }
-    if (r.records == 0) {
-      why = fmt::format("no NCCL, PyTorch or launcher records in the input ({} lines read): add the job's logs, with "
-                        "NCCL_DEBUG=INFO and the launcher's output",
-                        r.lines);
-    } else if (!ws.inconclusive.empty()) {
-      why = ws.inconclusive;
-    } else if (d.nranks <= 1) {
-      std::string who = "one process";
-      if (!r.coll.sequences.empty()) {
-        const auto& s0 = r.coll.sequences.front();
-        who = s0.global_rank >= 0 ? fmt::format("rank {}", s0.global_rank) : fmt::format("process {}:{}", s0.host, s0.pid);
-      }
-      for (const auto& w : r.watch)
-        if (w.who.rank >= 0) who = fmt::format("rank {}", w.who.rank);
-      why = fmt::format("the input holds {} only{}: add the other ranks' logs, or rerun with TORCH_DISTRIBUTED_DEBUG=DETAIL",
-                        who, coll_nranks > 1 ? fmt::format(" of a {}-rank communicator", coll_nranks) : "");
-    } else if (!ws.agree.empty()) {
-      why = fmt::format("{} and agree, so the rank that never arrived is not in the input: add the other ranks' logs, or "
-                        "rerun with TORCH_NCCL_DESYNC_DEBUG=1 TORCH_NCCL_TRACE_BUFFER_SIZE=2000 (Flight Recorder)",
-                        ws.agree);
-    } else if (!nccl_warn_note.empty()) {
-      why = nccl_warn_note;
-    } else if (coll_agree) {
-      why = fmt::format("the {} ranks in the input{} made the same collective calls and nothing in it failed: add the other "
-                        "ranks' logs and the error output",
-                        coll_members, coll_nranks > coll_members ? fmt::format(" (of {})", coll_nranks) : "");
-    } else {
-      why = "nothing in the input shows a failure or a difference between ranks: add the failing ranks' logs and tracebacks";
-    }
-    d.inconclusive = why;
-    DxFinding x;
-    x.f.code = "diagnose-inconclusive";
-    x.f.severity = Severity::warning;
-    x.f.message = why;
-    x.f.fix = why.substr(why.rfind(": ") == std::string::npos ? 0 : why.rfind(": ") + 2);
-    x.verify = "denpex-probe diagnose <every rank's log, the launcher's output>";
-    d.findings.push_back(std::move(x));
-  }
+  set_verdict(&d, r, ws, nccl_warn_note);
   std::stable_sort(d.findings.begin(), d.findings.end(), [](const DxFinding& a, const DxFinding& b2) {
     return static_cast<int>(a.f.severity) > static_cast<int>(b2.f.severity);
   });
@@ -753,32 +840,37 @@ json diagnosis_json(const Diagnosis& d, const LogReader& r) {
           {"inputs", inputs}};
 }
 
+namespace {
+
+// Whether the Started by line carries this finding's message: the divergence it names, or the
+// initiating failure itself (subject, time and error).
+bool started_by_says(const BlameResult& b, const Finding& f) {
+  if (!b.found || b.initiating.what.empty()) return false;
+  return f.message == b.initiating.what || (f.code == "initiating-failure" && f.found == b.initiating.what);
+}
+
+}  // namespace
+
 std::string render_diagnosis(const Diagnosis& d, const LogReader& r) {
   std::string out;
   const BlameResult& b = d.blame;
   if (b.found) {
     out += fmt::format("Started by: {}{}: {}\n", party_subject(b.initiating),
                        b.initiating.when.known() ? " at " + when_text(b.initiating.when) : "", b.initiating.what);
-    if (b.collateral.empty()) {
-      out += "Followed:   no other rank's failure is in the input\n";
-    } else {
-      std::vector<std::string> parts;
-      for (const auto& p : b.collateral) parts.push_back(fmt::format("{} ({})", party_subject(p), p.what));
-      out += fmt::format("Followed:   {}\n", fmt::join(parts, "; "));
-    }
   } else {
     out += "Started by: not decided from this input\n";
-    if (!b.collateral.empty()) {
-      std::vector<std::string> parts;
-      for (const auto& p : b.collateral) parts.push_back(fmt::format("{} ({})", party_subject(p), p.what));
-      out += fmt::format("Followed:   {}\n", fmt::join(parts, "; "));
-    }
+  }
+  // A ticket has no room for a line saying nothing followed: the JSON's empty collateral says it.
+  if (!b.collateral.empty()) {
+    std::vector<std::string> parts;
+    for (const auto& p : b.collateral) parts.push_back(fmt::format("{} ({})", party_subject(p), p.what));
+    out += fmt::format("Followed:   {}\n", fmt::join(parts, "; "));
   }
   if (b.have_claim)
     out += fmt::format("Launcher:   {}{}\n", b.claim.what, b.claim_wrong ? " -- WRONG: " + b.claim_note : " (agrees)");
   int errors = 0, warnings = 0;
   for (const auto& x : d.findings) (x.f.severity == Severity::error ? errors : warnings)++;
-  out += fmt::format("\ndenpex-probe diagnose: {} ({} error{}, {} warning{}; {} rank{}, {} host{})\n",
+  out += fmt::format("denpex-probe diagnose: {} ({} error{}, {} warning{}; {} rank{}, {} host{})\n",
                      d.exit_code == 1 ? "REJECT" : "INCONCLUSIVE", errors, errors == 1 ? "" : "s", warnings,
                      warnings == 1 ? "" : "s", d.nranks, d.nranks == 1 ? "" : "s", d.nhosts, d.nhosts == 1 ? "" : "s");
   if (!d.inconclusive.empty()) out += fmt::format("could not decide: {}\n", d.inconclusive);
@@ -789,8 +881,10 @@ std::string render_diagnosis(const Diagnosis& d, const LogReader& r) {
       break;
     }
     const Finding& f = x.f;
-    out += fmt::format("\n{} {}{}\n  {}\n", to_string(f.severity), f.code,
-                       f.ranks.empty() ? "" : fmt::format("  ranks {}", rank_ranges(f.ranks)), f.message);
+    out += fmt::format("\n{} {}{}\n", to_string(f.severity), f.code,
+                       f.ranks.empty() ? "" : fmt::format("  ranks {}", rank_ranges(f.ranks)));
+    // The message Started by already printed is not printed again.
+    if (!started_by_says(b, f)) out += fmt::format("  {}\n", f.message);
     if (!f.expected.empty()) out += fmt::format("  expected: {}\n", f.expected);
     if (!f.found.empty()) out += fmt::format("  found:    {}\n", f.found);
     for (const auto& e : x.evidence)
