@@ -31,7 +31,10 @@ bool has_redop(CollKind k) {
 }
 bool has_root(CollKind k) { return k == CollKind::broadcast || k == CollKind::reduce; }
 
-CollectiveCall to_call(const CollCall& c) {
+
+}  // namespace
+
+CollectiveCall to_collective_call(const CollCall& c, long long trace_seq) {
   CollectiveCall out;
   out.kind = c.kind;
   out.op_name = to_string(c.kind);
@@ -40,11 +43,9 @@ CollectiveCall to_call(const CollCall& c) {
   out.redop = has_redop(c.kind) ? c.redop : -1;
   out.root = has_root(c.kind) ? c.root : -1;
   out.peer = is_p2p(c.kind) ? c.peer : -1;
-  out.trace_seq = encode_line(c.file, c.line);
+  out.trace_seq = trace_seq;
   return out;
 }
-
-}  // namespace
 
 bool same_call(const CollCall& a, const CollCall& b) {
   if (a.kind != b.kind || a.count != b.count || a.datatype != b.datatype) return false;
@@ -320,9 +321,9 @@ CommSequence CollStream::member_sequence(const Comm& c, size_t i, const CallTabl
     s.source = files[static_cast<size_t>(m.queue.front().file)];
   for (long long p : kept) {
     auto it = table[i].find(p);
-    if (it != table[i].end()) s.calls.push_back(to_call(*it->second));
+    if (it != table[i].end()) s.calls.push_back(to_collective_call(*it->second, encode_line(it->second->file, it->second->line)));
   }
-  for (const auto& pc : m.p2p) s.calls.push_back(to_call(pc));
+  for (const auto& pc : m.p2p) s.calls.push_back(to_collective_call(pc, encode_line(pc.file, pc.line)));
   return s;
 }
 

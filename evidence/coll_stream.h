@@ -138,6 +138,9 @@ inline long long encode_line(int file, long long line) { return (static_cast<lon
 inline int decoded_file(long long trace_seq) { return static_cast<int>(trace_seq >> 40); }
 inline long long decoded_line(long long trace_seq) { return trace_seq & ((1LL << 40) - 1); }
 
+// The call as compare/collectives' analyser takes it; the arguments a kind does not have are -1.
+CollectiveCall to_collective_call(const CollCall& c, long long trace_seq);
+
 // Equality of what must agree across ranks (buffers and streams are process-local).
 bool same_call(const CollCall& a, const CollCall& b);
 

@@ -11,23 +11,6 @@ namespace denpex::evidence {
 
 namespace {
 
-bool is_p2p(CollKind k) { return k == CollKind::send || k == CollKind::recv; }
-bool has_redop(CollKind k) { return k == CollKind::all_reduce || k == CollKind::reduce || k == CollKind::reduce_scatter; }
-bool has_root(CollKind k) { return k == CollKind::broadcast || k == CollKind::reduce; }
-
-CollectiveCall to_call(const CollCall& c) {
-  CollectiveCall out;
-  out.kind = c.kind;
-  out.op_name = to_string(c.kind);
-  out.count = c.count;
-  out.datatype = c.datatype;
-  out.redop = has_redop(c.kind) ? c.redop : -1;
-  out.root = has_root(c.kind) ? c.root : -1;
-  out.peer = is_p2p(c.kind) ? c.peer : -1;
-  out.trace_seq = c.line;
-  return out;
-}
-
 // Each member's calls are converted, then freed at once: the reader's copy and the analyser's
 // are never both held in full (on a 245 MB COLL log that is about 70 MB of peak memory).
 void add_sequences(LogReader& r, const std::string& path, CollectiveInput* in) {
@@ -45,7 +28,7 @@ void add_sequences(LogReader& r, const std::string& path, CollectiveInput* in) {
     }
     s.source = path;
     s.calls.reserve(m.calls.size());
-    for (const auto& c : m.calls) s.calls.push_back(to_call(c));
+    for (const auto& c : m.calls) s.calls.push_back(to_collective_call(c, c.line));
     std::vector<CollCall>().swap(m.calls);
     in->sequences.push_back(std::move(s));
   }
