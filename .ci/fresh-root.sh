@@ -10,8 +10,8 @@
 # (tests/real/fetch.sh) instead of downloading them again.
 #
 # Usage: .ci/fresh-root.sh WORKDIR [demo|test|both|ci|real|root]   (WORKDIR is created; about
-#        2 GB; default both). `ci` is both, then the real-wheel step (tests/real/run.sh) on the
-#        build tools/test.sh made; `real` is that step alone, on the clone and build already there. `root` only makes the root and runs the clone's tools/install-deps.sh
+#        2 GB; default both). `ci` is both, then every benchmark in quick mode and the real-wheel
+#        step (tests/real/run.sh), on the build tools/test.sh made; `real` is that step alone, on the clone and build already there. `root` only makes the root and runs the clone's tools/install-deps.sh
 #        in it, so that CI can do the downloading part early, beside other steps; the root then
 #        holds nothing but minbase and what install-deps.sh installs, and the later run reuses it.
 set -euo pipefail
@@ -111,6 +111,10 @@ fi
 if [ "$what" != demo ] && [ "$what" != real ]; then
   echo "=== fresh-root: README quick start 2: tools/test.sh"
   in_root "tools/test.sh"
+fi
+if [ "$what" = ci ]; then
+  echo "=== fresh-root: every benchmark once, quick mode: bench/run.sh --quick build"
+  in_root "bench/run.sh --quick build"
 fi
 if [ "$what" = ci ] || [ "$what" = real ]; then
   echo "=== fresh-root: the real-wheel step: tests/real/run.sh build"

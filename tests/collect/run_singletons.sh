@@ -10,7 +10,14 @@ rm -rf "$work" && mkdir -p "$work"
 fail=0
 no() { echo "FAIL: $*"; fail=1; }
 # env -i: nothing of the test runner's own launcher (a ctest under srun or mpirun) leaks in.
-run() { env -i PATH="$PATH" HOME="$work" "$@" "$probe" --timeout 20 "${ARGS[@]}" >"$work/out" 2>"$work/err"; }
+# A clean environment but for the sanitizer's settings (tests/sanitize.sh): without its
+# suppressions, Open MPI's allocations kept until exit turn the exit code into LeakSanitizer's.
+run() {
+  env -i PATH="$PATH" HOME="$work" ${ASAN_OPTIONS:+ASAN_OPTIONS="$ASAN_OPTIONS"} \
+    ${LSAN_OPTIONS:+LSAN_OPTIONS="$LSAN_OPTIONS"} ${UBSAN_OPTIONS:+UBSAN_OPTIONS="$UBSAN_OPTIONS"} \
+    ${OMPI_MCA_mca_base_component_disable_dlclose:+OMPI_MCA_mca_base_component_disable_dlclose=1} \
+    "$@" "$probe" --timeout 20 "${ARGS[@]}" >"$work/out" 2>"$work/err"
+}
 
 ARGS=()
 while read -r evidence vars; do

@@ -232,7 +232,9 @@ TEST_CASE("dumps: unknown versions named, names without a rank, broken files") {
   CHECK(a.problems[0].find("trace.json: its name ends in no rank number") == 0);
   CHECK(read_fr_dump("{\"a\": 1}", "x").status == FrDump::Status::malformed);
   CHECK(read_fr_dump("not json", "x").status == FrDump::Status::malformed);
-  FrDump hostile = read_fr_dump(std::string("\x80\x02" "cos\nsystem\n" "X\x01\x00\x00\x00" "x\x85R.", 26), "nccl_trace_rank_1");
+  // sizeof, not a count by hand: the literal holds NULs, and a wrong count read past its end.
+  static const char kHostile[] = "\x80\x02" "cos\nsystem\n" "X\x01\x00\x00\x00" "x\x85R.";
+  FrDump hostile = read_fr_dump(std::string(kHostile, sizeof kHostile - 1), "nccl_trace_rank_1");
   CHECK(hostile.status == FrDump::Status::refused);
   CHECK(hostile.message.find("nccl_trace_rank_1: not read as a Flight Recorder dump: GLOBAL at offset 2: os.system") == 0);
   // A float past int64 (found by fuzz_pickle: converting it was undefined) reads as no value.

@@ -134,7 +134,8 @@ TEST_CASE("RAS JSON from the sources: a dead rank, an async error, and what is n
   CHECK(dead->hosts == std::vector<std::string>{"10.0.0.3"});
   CHECK(find(fs, "collective-missing") == nullptr);
   RasReport e = read_ras_json(ras_doc(std::vector<unsigned long long>(32, 5), "error"), "ras.json");
-  const Finding* err = find(judge_ras(e), "ras-rank-error");
+  std::vector<Finding> efs = judge_ras(e);  // find() points into it: it must outlive err
+  const Finding* err = find(efs, "ras-rank-error");
   REQUIRE(err);
   CHECK(err->ranks == std::vector<int>{9});
   CHECK(err->message.find("async error 6") != std::string::npos);
