@@ -288,7 +288,11 @@ void summarise_agreement(const LogReader& r, const WatchStates& ws, const std::m
   }
   for (const auto& w : r.watch)
     if (!w.fingerprint && what.empty() && w.seq >= 0 && !w.op.empty()) what = fmt::format("{} (SeqNum {})", w.op, w.seq);
-  if (!ranks.empty()) sum->agree = fmt::format("ranks {} all wait in {}", rank_ranges(ranks), what.empty() ? "the same work" : what);
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  if (ranks.size() == 1) sum->agree = fmt::format("rank {} waits in {}", ranks[0], what.empty() ? "its last work" : what);
+  else if (!ranks.empty())
+    sum->agree = fmt::format("ranks {} all wait in {} and agree", rank_ranges(ranks), what.empty() ? "the same work" : what);
 }
 
 WatchSummary watch_findings(const LogReader& r, std::vector<DxFinding>* out, std::vector<Divergence>* div) {
@@ -391,7 +395,14 @@ bool fill_ras_counts(const Reported& rep, DxFinding* d, std::vector<DxFinding>* 
 
 // Two ranks compared, or Horovod's shape and stall checks.
 void fill_compared_or_stalled(const Reported& rep, Finding* f) {
-  if (rep.kind == Reported::Kind::pair_mismatch) {
+  if (rep.kind == Reported::Kind::pair_mismatch && rep.ranks.size() == 1) {
+    f->code = "collective-args-mismatch";
+    f->ranks = rep.ranks;
+    f->found = rep.detail;
+    f->message = rep.detail;
+    f->fix = fmt::format("make rank {} issue the same collective as the others at this point: its stack trace shows where it "
+                         "issued this one (a rank-dependent branch, a buffer or parameter only it has)", rep.ranks[0]);
+  } else if (rep.kind == Reported::Kind::pair_mismatch) {
     // Two ranks compared: both are named, neither is the culprit.
     f->code = "collective-args-mismatch";
     f->ranks = rep.ranks;
@@ -705,7 +716,7 @@ std::string inconclusive_reason(const LogReader& r, const Diagnosis& d, const Wa
                        who, coll_nranks > 1 ? fmt::format(" of a {}-rank communicator", coll_nranks) : "");
   }
   if (!ws.agree.empty())
-    return fmt::format("{} and agree, so the rank that never arrived is not in the input: add the other ranks' logs, or "
+    return fmt::format("{}, so the rank that never arrived is not in the input: add the other ranks' logs, or "
                        "rerun with TORCH_NCCL_DESYNC_DEBUG=1 TORCH_NCCL_TRACE_BUFFER_SIZE=2000 (Flight Recorder)",
                        ws.agree);
   if (!nccl_warn_note.empty()) return nccl_warn_note;

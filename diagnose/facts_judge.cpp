@@ -211,6 +211,7 @@ std::string direct_code(const Fact& f) {
   if (const evidence::Signal* s = signal_named(f.evidence.signal)) return s->code;
   return f.kind == Fact::Kind::driver_too_old ? "cuda-driver-too-old"
          : f.kind == Fact::Kind::nccl_missing ? "nccl-missing"
+         : f.kind == Fact::Kind::plugin_unloadable ? "nccl-net-plugin-mismatch"
                                               : "cuda-driver-kernel-mismatch";
 }
 
@@ -257,7 +258,8 @@ JudgedFact direct_finding(const std::string& code, const std::vector<const Fact*
 void direct_findings(const std::vector<Fact>& facts, std::vector<JudgedFact>* out) {
   std::map<std::string, std::vector<const Fact*>> direct;
   for (const auto& f : facts)
-    if (f.kind == Fact::Kind::driver_too_old || f.kind == Fact::Kind::nvml_mismatch || f.kind == Fact::Kind::nccl_missing)
+    if (f.kind == Fact::Kind::driver_too_old || f.kind == Fact::Kind::nvml_mismatch || f.kind == Fact::Kind::nccl_missing ||
+        f.kind == Fact::Kind::plugin_unloadable)
       direct[direct_code(f)].push_back(&f);
   for (const auto& [code, fs] : direct) out->push_back(direct_finding(code, fs, facts));
 }

@@ -39,6 +39,7 @@ struct Fact {
     driver_cuda,      // a = "12.4" (cudaDriverVersion 12040)
     plugin_loaded,    // a = path or name, b = API version ("ncclNetPlugin_v8" or "")
     plugin_missing,   // a = what NCCL could not find
+    plugin_unloadable,  // a = why a net plugin that is there did not load (the loader's error)
     nccl_env,         // a = NCCL_* name, b = value
     undefined_symbol, // a = symbol, b = the library that needs it
     driver_stub,      // a = the stub library path ("" when not printed)

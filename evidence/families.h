@@ -27,6 +27,8 @@ struct FileState {
   LineLabel wrapped_label;
   long long wrapped_line = 0;
   bool have_wrapped = false;
+  // pdsh-style host labels this input has used (line_repair.h).
+  HostLabels host_labels;
   // An NCCL COLL record cut short, waiting for its body on a later line.
   std::string pending_coll;
   LineLabel pending_label;

@@ -1,5 +1,6 @@
 #include "evidence/line_repair.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 
@@ -221,7 +222,28 @@ size_t host_index_prefix(std::string_view s, LineLabel* label) {
   return end < s.size() && s[end] == ':' ? end + 1 : end;
 }
 
-// "[rank3]:", "[RANK 3] ts [LEVEL] ", "[1,3]<stdout>:", "[80746] ", "[2024-05-14 10:12:05,123] ".
+// torchrun's --tee label "[default0]:" (role and local rank) and launchers' like it, "[trainer3]:",
+// "[trainer0|0]:". A local rank repeats on every node, so the label names a process only
+// together with a host label before it; alone it is stripped and names nothing.
+size_t role_prefix(std::string_view s, LineLabel* label) {
+  size_t i = 1;
+  while (i < s.size() && i < 40 && ((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || s[i] == '_')) ++i;
+  size_t digits = i;
+  while (i < s.size() && is_digit(s[i])) ++i;
+  if (digits == 1 || i == digits) return 0;  // a letter first, then a digit
+  if (i < s.size() && s[i] == '|') {
+    size_t j = ++i;
+    while (i < s.size() && is_digit(s[i])) ++i;
+    if (i == j) return 0;
+  }
+  if (i + 1 >= s.size() || s[i] != ']' || s[i + 1] != ':') return 0;
+  if (!label->host.empty() && label->worker.empty())
+    label->worker = fmt::format("{} {}", label->host, s.substr(1, i - 1));
+  return i + 2;
+}
+
+// "[rank3]:", "[RANK 3] ts [LEVEL] ", "[1,3]<stdout>:", "[default0]:", "[80746] ",
+// "[2024-05-14 10:12:05,123] ".
 size_t bracket_prefix(std::string_view s, LineLabel* label) {
   long long v;
   size_t n;
@@ -260,6 +282,7 @@ size_t bracket_prefix(std::string_view s, LineLabel* label) {
     }
   }
   if (size_t used = host_index_prefix(s, label)) return used;
+  if (size_t used = role_prefix(s, label)) return used;
   if (parse_dec(s.substr(1), &v, &n) || n > 0) {
     // A paste tool's line counter: digits only, then "] ". Not NCCL's "[0] NCCL INFO" (that
     // follows a host:pid:tid header, never starts a line).
@@ -347,9 +370,37 @@ size_t host_prefix(std::string_view s, LineLabel* label) {
   return 0;
 }
 
+// pdsh's "gpu-a01: " (HostLabels says when it is taken). The name has a letter first and a digit
+// or a hyphen in it, which "Error: " and "Traceback: " have not; "rank3: " is no host.
+size_t named_host_prefix(std::string_view s, LineLabel* label, HostLabels* learned) {
+  size_t i = 0;
+  bool digit_or_hyphen = false;
+  for (; i < s.size() && i < 64 && host_char(s[i]); ++i) digit_or_hyphen |= is_digit(s[i]) || s[i] == '-';
+  if (i == 0 || !digit_or_hyphen || is_digit(s[0]) || s[0] == '-' || s[0] == '.' || i + 2 >= s.size() ||
+      s[i] != ':' || s[i + 1] != ' ')
+    return 0;
+  std::string_view name = s.substr(0, i);
+  if (starts(name, "rank") || starts(name, "Rank") || starts(name, "RANK")) return 0;
+  bool known = learned && std::find(learned->names.begin(), learned->names.end(), name) != learned->names.end();
+  if (!known) {
+    std::string_view rest = s.substr(i + 2);
+    LineLabel scratch;
+    When w;
+    bool before_known = (rest[0] == '[' && bracket_prefix(rest, &scratch) > 0) ||
+                        (rest[0] == '(' && ray_prefix(rest, &scratch) > 0) ||
+                        (is_digit(rest[0]) && parse_timestamp(rest, &w) > 0) ||
+                        (starts(rest, name) && rest.size() > i && rest[i] == ':');
+    if (!before_known) return 0;
+    // Bounded: a node's name per entry, so a hostile input cannot make every line a new one.
+    if (learned && learned->names.size() < 4096) learned->names.emplace_back(name);
+  }
+  label->host = std::string(name);
+  return i + 2;
+}
+
 }  // namespace
 
-std::string_view repair_line(std::string* line, LineLabel* label) {
+std::string_view repair_line(std::string* line, LineLabel* label, HostLabels* learned) {
   if (!line->empty() && line->back() == '\r') line->pop_back();
   if (std::memchr(line->data(), '\x1b', line->size()) != nullptr) drop_ansi(line);
   if (!line->empty() && line->back() == '$') {
@@ -388,6 +439,7 @@ std::string_view repair_line(std::string* line, LineLabel* label) {
       }
     } else if (host_char(c)) {
       used = host_prefix(s, label);
+      if (used == 0) used = named_host_prefix(s, label, learned);
     }
     if (used == 0) break;
     s.remove_prefix(used);

@@ -5,7 +5,8 @@
 // Prefixes stripped, outermost first, any number of them in any order:
 //   paste-tool counters "[80746] ", "[rank3]:", Open MPI "[1,3]<stdout>:", srun --label "11: ",
 //   Ray "(RayTrainWorker pid=615, ip=10.0.0.6) " (ANSI colour codes anywhere are dropped first),
-//   "host [stderr] ", IP labels "10.0.0.3: ", "node01 | 2024-05-14 10:12:05 | ",
+//   "host [stderr] ", IP labels "10.0.0.3: ", pdsh's "gpu-a01: " (HostLabels),
+//   "node01 | 2024-05-14 10:12:05 | ",
 //   "[RANK 3] 2024-05-14 10:12:05 [ERROR] ", leading timestamps with or without seconds.
 // What they said (rank, host, worker, time) is kept in a LineLabel.
 #pragma once
@@ -13,6 +14,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace denpex::evidence {
 
@@ -46,11 +48,22 @@ struct LineLabel {
   int counter = -1;         // a leading "[N] " taken for a paste tool's counter (a rank in some reports)
 };
 
+// Host names one input has used as pdsh-style labels ("gpu-a01: ", what pdsh, clush and
+// DeepSpeed's multi-node launcher put before every line). "name: " alone is also how programs
+// speak ("python3: error while loading ..."), so a name becomes a label the first time it stands
+// before something line repair knows (another label, a time stamp, the NCCL header of the same
+// host); from then on every "name: " line of that input is that host's.
+struct HostLabels {
+  std::vector<std::string> names;
+};
+
 // Strips launcher, paste and timestamp prefixes from `line` (in place: returns the rest as a
 // view into `*line`, which may have been rewritten to drop ANSI escapes) and fills *label.
-// Never fails: a line without prefixes comes back unchanged. Numbers too large to be ranks
-// ("1732900000123: ") are stripped as labels but give no rank.
-std::string_view repair_line(std::string* line, LineLabel* label);
+// `learned` (optional, one per input) is read and added to (HostLabels); without it a pdsh-style
+// label is taken only where it stands before a known prefix. Never fails: a line without
+// prefixes comes back unchanged. Numbers too large to be ranks ("1732900000123: ") are stripped
+// as labels but give no rank.
+std::string_view repair_line(std::string* line, LineLabel* label, HostLabels* learned = nullptr);
 
 // Reads a timestamp at the start of `s`: "2025-02-18 12:54", "2025-02-18T12:54:22.123",
 // "2024-05-14_10:12:05" (torchrun), glog "E0321 02:07:08.408271" (with its level letter) and

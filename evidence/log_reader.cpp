@@ -68,6 +68,28 @@ size_t record_start(std::string_view text, size_t k) {
   return s0 + h;
 }
 
+// Where the level of a record without a header starts: "NCCL INFO x", "[0] NCCL WARN x" or
+// "[0] init.cc:255 NCCL WARN x" at the start of the text. npos for anything else.
+size_t headerless_level(std::string_view text) {
+  size_t k = 0;
+  if (starts(text, "[")) {
+    size_t close = text.find(']');
+    if (close == std::string_view::npos || close < 2 || close > 4) return std::string_view::npos;
+    for (size_t i = 1; i < close; ++i)
+      if (!is_digit(text[i])) return std::string_view::npos;
+    k = close + 1;
+    while (k < text.size() && text[k] == ' ') ++k;
+    // An optional source location, "init.cc:255 ".
+    size_t sp = text.find(' ', k);
+    if (sp != std::string_view::npos && sp - k < 64 && text.substr(k, sp - k).find(".cc:") != std::string_view::npos)
+      k = sp + 1;
+  }
+  if (!starts(text.substr(k), "NCCL ")) return std::string_view::npos;
+  std::string_view level = text.substr(k + 5, 5);
+  if (!(starts(level, "INFO ") || starts(level, "WARN ") || starts(level, "ERROR"))) return std::string_view::npos;
+  return k + 5;
+}
+
 // A COLL record: "AllReduce: opCount 1a ..." (or an old "Name: ... count N datatype D" form).
 bool is_coll_body(std::string_view body) {
   size_t colon = body.find(": opCount ");
@@ -269,7 +291,7 @@ bool LogReader::join_wrapped(std::string* raw, std::string_view text, const Line
 
 void LogReader::line(std::string* raw, FileState& st) {
   LineLabel lab;
-  std::string_view text = repair_line(raw, &lab);
+  std::string_view text = repair_line(raw, &lab, &st.host_labels);
   if (lab.when.year > 0) file_year.emplace(st.name, lab.when.year);
   if (st.have_wrapped && join_wrapped(raw, text, lab, st)) return;
   size_t work = text.find("WorkNCCL(");
@@ -298,7 +320,16 @@ void LogReader::segment(std::string_view text, const LineLabel& lab, FileState& 
     if (b != std::string_view::npos && (nstarts == 0 || b > starts_buf[nstarts - 1]) && nstarts < 16) starts_buf[nstarts++] = b;
   }
   if (nstarts == 0) {
-    other_record(text, lab, st);
+    size_t level = headerless_level(text);
+    if (level == std::string_view::npos) {
+      other_record(text, lab, st);
+      return;
+    }
+    // A record without NCCL's "host:pid:tid" header (a paste that cut it, or a log that keeps
+    // only "[dev] NCCL INFO"): its process is the line's label's, else the input's.
+    int proc = header_process(std::string_view(), lab);
+    st.last_proc = proc;
+    nccl_level(text, text.substr(level), lab, proc, st);
     return;
   }
   // A record glued on with its own launcher prefix ("...stream 0x7f(RayTrainWorker pid=2,
@@ -376,7 +407,12 @@ void LogReader::nccl_record(std::string_view rec, const LineLabel& lab, FileStat
   }
   int proc = header_process(rec.substr(0, open), lab);
   st.last_proc = proc;
-  std::string_view level_body = rec.substr(k + 6);  // "INFO ..." / "WARN ..."
+  nccl_level(rec, rec.substr(k + 6), lab, proc, st);  // "INFO ..." / "WARN ..."
+}
+
+// The record from its level on ("INFO ...", "WARN ..."), once its process is known.
+void LogReader::nccl_level(std::string_view rec, std::string_view level_body, const LineLabel& lab, int proc,
+                           FileState& st) {
   bool warn = starts(level_body, "WARN");
   size_t sp = level_body.find(' ');
   std::string_view body = sp == std::string_view::npos ? std::string_view() : level_body.substr(sp + 1);

@@ -110,6 +110,7 @@ class LogReader {
   bool join_wrapped(std::string* raw, std::string_view text, const LineLabel& lab, FileState& st);
   void segment(std::string_view text, const LineLabel& lab, FileState& st);
   void nccl_record(std::string_view rec, const LineLabel& lab, FileState& st);
+  void nccl_level(std::string_view rec, std::string_view level_body, const LineLabel& lab, int proc, FileState& st);
   void other_record(std::string_view text, const LineLabel& lab, FileState& st);
   int line_process(std::string_view t, const LineLabel& lab, FileState& st);
   int header_process(std::string_view hdr, const LineLabel& lab);

@@ -89,6 +89,7 @@ bool fact_kind(const std::string& k, Fact::Kind* out) {
   static const std::map<std::string, Fact::Kind> kinds = {
       {"nccl_version", Fact::Kind::nccl_version}, {"driver_cuda", Fact::Kind::driver_cuda},
       {"plugin_loaded", Fact::Kind::plugin_loaded}, {"plugin_missing", Fact::Kind::plugin_missing},
+      {"plugin_unloadable", Fact::Kind::plugin_unloadable},
       {"nccl_env", Fact::Kind::nccl_env}, {"undefined_symbol", Fact::Kind::undefined_symbol},
       {"driver_stub", Fact::Kind::driver_stub}, {"driver_too_old", Fact::Kind::driver_too_old},
       {"nvml_mismatch", Fact::Kind::nvml_mismatch}, {"nccl_missing", Fact::Kind::nccl_missing},

@@ -91,6 +91,19 @@ void read_fingerprint(const Hit& hit, Record& rec) {
     rep.evidence = a.evidence;
     rec.r.add_reported(std::move(rep));
   }
+  // PyTorch 1.x's one-sided form, "Rank R is running inconsistent collective: ...", printed by a
+  // rank whose own fingerprint differs from R's: R is named, the printing rank is not.
+  if (found == 1 && n >= 1 && t.find("inconsistent collective") != std::string_view::npos &&
+      t.find(", but Rank") == std::string_view::npos) {
+    const WatchRecord& a = rec.r.watch[n - 1];
+    Reported rep;
+    rep.kind = Reported::Kind::pair_mismatch;
+    rep.ranks = {a.group_rank};
+    rep.detail = fmt::format("PyTorch names rank {} as running an inconsistent collective, {} (TORCH_DISTRIBUTED_DEBUG=DETAIL)",
+                             a.group_rank, a.op.empty() ? "of another kind or shape" : a.op);
+    rep.evidence = a.evidence;
+    rec.r.add_reported(std::move(rep));
+  }
 }
 
 }  // namespace denpex::evidence

@@ -243,3 +243,43 @@ TEST_CASE("collect_env of three hosts: the one with another PyTorch is torch-ver
   CHECK((mentions(x, "2.4.0") && mentions(x, "2.5.1")));
   CHECK(find(diagnose_text("PyTorch version: 2.5.1+cu124\n[pip3] torch==2.5.1\n"), "torch-version-mismatch") == nullptr);
 }
+
+TEST_CASE("NCCL's own lines without their host header: a net plugin that is there but does not load") {
+  // Pasted without NCCL's "host:pid:tid" header, as users often cut it, with the loader's error
+  // wrapped onto a second line.
+  Diagnosis d = diagnose_text(
+      "  NCCL INFO NET/Plugin: libnccl-net-ofi.so: /opt/rdma-core/build/lib/libibverbs.so.1: version `IBVERBS_PRIVATE_34' not found (required by\n"
+      "  /usr/lib/x86_64-linux-gnu/libefa.so.1)\n"
+      "  NCCL INFO NET/Plugin: Could not find: ofi\n");
+  const DxFinding* f = find(d, "nccl-net-plugin-mismatch");
+  REQUIRE(f);
+  CHECK(mentions(f, "IBVERBS_PRIVATE_34"));
+  CHECK(d.exit_code == 1);
+  // The usual line of a node without any plugin is no finding.
+  Diagnosis none = diagnose_text("node1:12:12 [0] NCCL INFO NET/Plugin: Could not find: libnccl-net.so. Using internal network plugin.\n");
+  CHECK(find(none, "nccl-net-plugin-mismatch") == nullptr);
+}
+
+TEST_CASE("NCCL WARN lines that state an installation fault: a stub driver, an unsupported API") {
+  Diagnosis stub = diagnose_text("ws1:779166:779172 [0] init.cc:255 NCCL WARN Cuda failure 'CUDA driver is a stub library'\n");
+  CHECK(find(stub, "cuda-driver-stub") != nullptr);
+  CHECK(find(stub, "initiating-failure") == nullptr);
+  Diagnosis old = diagnose_text(
+      "[1,0]<stdout>:8470dd07de42:174:239 [0] enqueue.cc:802 NCCL WARN Cuda failure 'API call is not supported in the installed CUDA driver'\n");
+  CHECK(find(old, "cuda-driver-too-old") != nullptr);
+  Diagnosis link = diagnose_text(
+      "/usr/bin/ld: /opt/venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so: undefined reference to `ncclWaitSignal'\n");
+  const DxFinding* abi = find(link, "nccl-abi-mismatch");
+  REQUIRE(abi);
+  CHECK(mentions(abi, "ncclWaitSignal"));
+}
+
+TEST_CASE("PyTorch 1.x's one-sided fingerprint names the inconsistent rank") {
+  Diagnosis d = diagnose_text(
+      "RuntimeError: Detected mismatch between collectives on ranks. Rank 3 is running inconsistent collective: "
+      "CollectiveFingerPrint(OpType=BROADCAST, TensorShape=[4], TensorDtypes=Float, TensorDeviceTypes=TensorOptions(dtype=float (default), device=cuda))\n");
+  const DxFinding* f = find(d, "collective-args-mismatch");
+  REQUIRE(f);
+  CHECK(f->f.ranks == std::vector<int>{3});
+  CHECK(mentions(f, "rank 3"));
+}

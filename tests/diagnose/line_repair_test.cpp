@@ -6,8 +6,8 @@
 using namespace denpex::evidence;
 
 namespace {
-std::string rest(std::string line, LineLabel* lab) {
-  std::string_view v = repair_line(&line, lab);
+std::string rest(std::string line, LineLabel* lab, HostLabels* learned = nullptr) {
+  std::string_view v = repair_line(&line, lab, learned);
   return std::string(v);
 }
 }  // namespace
@@ -114,4 +114,55 @@ TEST_CASE("a terminal's wrap marker is removed and noted") {
   CHECK(rest("us-gpu012:423:423 [0] NCCL INFO Broadcast: opCount 0 coun$", &a) ==
         "us-gpu012:423:423 [0] NCCL INFO Broadcast: opCount 0 coun");
   CHECK(a.wrapped);
+}
+
+TEST_CASE("pdsh's host: labels, learned where they stand before a known prefix") {
+  HostLabels learned;
+  LineLabel a;
+  // A program's own "name: " is left alone until the name has been seen as a label.
+  CHECK(rest("gpu-a01: Traceback (most recent call last):", &a, &learned) == "gpu-a01: Traceback (most recent call last):");
+  CHECK(a.host.empty());
+  LineLabel b;
+  CHECK(rest("gpu-a01: [rank3]: RuntimeError: boom", &b, &learned) == "RuntimeError: boom");
+  CHECK(b.host == "gpu-a01");
+  CHECK(b.rank == 3);
+  LineLabel c;
+  CHECK(rest("gpu-a01: Traceback (most recent call last):", &c, &learned) == "Traceback (most recent call last):");
+  CHECK(c.host == "gpu-a01");
+  LineLabel d;
+  CHECK(rest("node12: node12:4242:4242 [1] NCCL INFO x", &d, &learned) == "node12:4242:4242 [1] NCCL INFO x");
+  CHECK(d.host == "node12");
+  LineLabel e;
+  CHECK(rest("worker-1: 2024-06-02 08:15:11 text", &e, &learned) == "text");
+  CHECK(e.host == "worker-1");
+  // Words without a digit or a hyphen, program names before their message, and rank labels.
+  for (const char* line : {"RuntimeError: [rank3] x", "python3: error while loading shared libraries: libnccl.so.2",
+                           "rank3: [E321 02:07:08.408271 ProcessGroupNCCL.cpp:607] x", "torch.distributed.DistBackendError: [1] x"}) {
+    LineLabel f;
+    CHECK(rest(line, &f, &learned) == line);
+    CHECK(f.host.empty());
+  }
+  LineLabel g;  // without learned names a first sighting still counts before a known prefix
+  CHECK(rest("gpu-a02: [rank4]: x", &g) == "x");
+  CHECK(g.host == "gpu-a02");
+}
+
+TEST_CASE("torchrun's [default0]: and launchers' [trainer3]: name a process only with a host") {
+  LineLabel a;
+  CHECK(rest("[default0]:node1:12:12 [0] NCCL INFO x", &a) == "node1:12:12 [0] NCCL INFO x");
+  CHECK(a.worker.empty());
+  CHECK(a.rank == -1);
+  LineLabel b;
+  CHECK(rest("[trainer0|0]:ncclInternalError: Internal check failed.", &b) == "ncclInternalError: Internal check failed.");
+  LineLabel c;
+  CHECK(rest("10.0.0.3: [default2]:Traceback (most recent call last):", &c) == "Traceback (most recent call last):");
+  CHECK(c.worker == "10.0.0.3 default2");
+  CHECK(c.host == "10.0.0.3");
+  LineLabel d;  // "[rank3]:" stays a rank; a bracket without digits is no label
+  CHECK(rest("[rank3]:x", &d) == "x");
+  CHECK(d.rank == 3);
+  LineLabel e;
+  CHECK(rest("[default]: x", &e) == "[default]: x");
+  LineLabel f;  // torchrun's summary numbers its entries "[0]:": not a label
+  CHECK(rest("[0]:", &f) == "[0]:");
 }
