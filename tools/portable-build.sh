@@ -84,8 +84,11 @@ in_root() {
     CCACHE_DIR=/ccache bash -c "$1"
 }
 echo "portable-build: configure and build in $root (bullseye, $(chroot "$root" gcc -dumpfullversion))"
+# The build type's -O2 without its -g: the install strips every binary, and debug information
+# costs a third of the compile time.
 in_root "set -e
   cmake -S /src -B /build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDENPEX_PORTABLE=ON \
+    -DCMAKE_C_FLAGS_RELWITHDEBINFO='-O2 -DNDEBUG' -DCMAKE_CXX_FLAGS_RELWITHDEBINFO='-O2 -DNDEBUG' \
     -DDENPEX_BUILD_TESTS=OFF -DDENPEX_BUILD_BENCH=OFF \
     -Dfmt_DIR=/opt/fmt-static/lib/cmake/fmt -DCMAKE_INSTALL_PREFIX=/opt/denpex -DCMAKE_INSTALL_LIBDIR=lib -DCMAKE_INSTALL_SBINDIR=bin \
     -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache >/build-configure.log ||
