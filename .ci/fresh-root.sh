@@ -61,6 +61,15 @@ if [ -d /etc/apt/sources.list.d ] && ls /etc/apt/sources.list.d/*.sources >/dev/
 fi
 cp /etc/hosts "$root/etc/hosts"
 cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+# The host's own certificate authorities, part of its network set-up like the two files above:
+# where a proxy between this machine and PyPI signs with its own CA, pip in the root (the fmt 11
+# headers of tools/install-deps.sh) would otherwise refuse every connection.
+if ls /usr/local/share/ca-certificates/*.crt >/dev/null 2>&1 && [ -x "$root/usr/sbin/update-ca-certificates" ]; then
+  mkdir -p "$root/usr/local/share/ca-certificates"
+  cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+  chroot "$root" /usr/sbin/update-ca-certificates >/dev/null 2>&1 ||
+    echo "fresh-root: update-ca-certificates failed in the root: PyPI may be unreachable there" >&2
+fi
 
 # The CUDA toolkit, as its installer leaves it: the tree plus its loader-cache entry.
 cuda=$(readlink -f /usr/local/cuda 2>/dev/null || true)
