@@ -395,20 +395,21 @@ bool fill_ras_counts(const Reported& rep, DxFinding* d, std::vector<DxFinding>* 
 
 // Two ranks compared, or Horovod's shape and stall checks.
 void fill_compared_or_stalled(const Reported& rep, Finding* f) {
-  if (rep.kind == Reported::Kind::pair_mismatch && rep.ranks.size() == 1) {
+  if (rep.kind == Reported::Kind::pair_mismatch) {
     f->code = "collective-args-mismatch";
     f->ranks = rep.ranks;
     f->found = rep.detail;
-    f->message = rep.detail;
-    f->fix = fmt::format("make rank {} issue the same collective as the others at this point: its stack trace shows where it "
-                         "issued this one (a rank-dependent branch, a buffer or parameter only it has)", rep.ranks[0]);
-  } else if (rep.kind == Reported::Kind::pair_mismatch) {
-    // Two ranks compared: both are named, neither is the culprit.
-    f->code = "collective-args-mismatch";
-    f->ranks = rep.ranks;
-    f->found = rep.detail;
-    f->message = fmt::format("ranks {} disagree: {}", rank_ranges(rep.ranks), rep.detail);
-    f->fix = "make both ranks build and call the same thing; with two ranks there is no majority to tell which one is wrong";
+    if (rep.ranks.size() == 1) {
+      // PyTorch named the odd rank itself.
+      f->message = rep.detail;
+      f->fix = fmt::format("make rank {} issue the same collective as the others at this point: its stack trace shows "
+                           "where it issued this one (a rank-dependent branch, a buffer or parameter only it has)",
+                           rep.ranks[0]);
+    } else {
+      // Two ranks compared: both are named, neither is the culprit.
+      f->message = fmt::format("ranks {} disagree: {}", rank_ranges(rep.ranks), rep.detail);
+      f->fix = "make both ranks build and call the same thing; with two ranks there is no majority to tell which one is wrong";
+    }
   } else if (rep.kind == Reported::Kind::shape_mismatch) {
     f->code = "collective-args-mismatch";
     f->found = rep.detail;

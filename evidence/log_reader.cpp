@@ -327,7 +327,7 @@ void LogReader::segment(std::string_view text, const LineLabel& lab, FileState& 
     }
     // A record without NCCL's "host:pid:tid" header (a paste that cut it, or a log that keeps
     // only "[dev] NCCL INFO"): its process is the line's label's, else the input's.
-    int proc = header_process(std::string_view(), lab);
+    int proc = process_for(lab, std::string_view(), -1);
     st.last_proc = proc;
     nccl_level(text, text.substr(level), lab, proc, st);
     return;
