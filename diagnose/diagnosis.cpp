@@ -620,13 +620,17 @@ std::vector<Divergence> environment_findings(const LogReader& r, std::vector<DxF
   return environment;
 }
 
-// NCCL RAS's text report, judged by the same rules as its JSON form (evidence/read_ras.h).
+// NCCL RAS's text report, judged by the same rules as its JSON form (evidence/read_ras.h), and the
+// findings of its diagnostics lines (evidence/read_diag.h).
 void ras_text_findings(const LogReader& r, std::vector<DxFinding>* out) {
   for (const auto& rf : r.ras_text) {
     DxFinding x;
     x.f = rf.finding;
     x.evidence = rf.evidence;
-    x.verify = verify_of("nccl.ras.counts");
+    // The entry that read the finding's line knows how to check it (a driver on every node is
+    // checked by the gate, not by diagnose).
+    bool own = !rf.evidence.empty() && signal_named(rf.evidence.front().signal) != nullptr;
+    x.verify = verify_of(own ? rf.evidence.front().signal.c_str() : "nccl.ras.counts");
     out->push_back(std::move(x));
   }
 }

@@ -233,6 +233,7 @@ void LogReader::end_file(FileState& st) {
   line(&flush, st);
   end_block(*this, st);
   end_env(*this, st);
+  end_diag(*this, st);
   if (!st.pending_coll.empty()) bad(st, st.pending_coll);
 }
 
