@@ -104,6 +104,9 @@ struct WatchdogState {
   std::string op_type;               // WorkNCCL OpType
   long long numel_in = -1, numel_out = -1;
   long long last_enqueued = -1, last_completed = -1;  // -1 if not printed
+  // The work in the user's own words (a DETAIL fingerprint's "CollectiveFingerPrint(...)"), shown
+  // in findings in place of the fields read from it; "" when there is none.
+  std::string text;
 };
 
 // "AllReduce(count=1024, float32, sum)", "Broadcast(count=8, float32, root=0)", "none".

@@ -157,11 +157,13 @@ void merge_watch_record(const WatchRecord& w, int rank, WatchdogState* s) {
   s->source = w.evidence.file;
   if (w.seq >= 0 && (s->seq < 0 || w.seq < s->seq)) {
     s->seq = w.seq;
+    s->text = w.quote;
     if (!w.op.empty()) s->op_type = w.op;
     s->numel_in = w.numel_in;
     s->numel_out = w.numel_out;
   } else if (w.seq == s->seq && s->op_type.empty()) {
     s->op_type = w.op;
+    if (s->text.empty()) s->text = w.quote;
     if (s->numel_in < 0) s->numel_in = w.numel_in, s->numel_out = w.numel_out;
   }
   if (w.last_enqueued >= 0) s->last_enqueued = w.last_enqueued;

@@ -96,6 +96,7 @@ struct WatchRecord {
   long long numel_in = -1, numel_out = -1;
   long long last_enqueued = -1, last_completed = -1;
   bool fingerprint = false;   // from TORCH_DISTRIBUTED_DEBUG=DETAIL
+  std::string quote;          // fingerprints: this rank's "CollectiveFingerPrint(...)" as printed
   Evidence evidence;
 };
 
