@@ -202,7 +202,7 @@ const Failure* earliest_own(const std::vector<Failure>& failures, const std::vec
 }
 
 // The processes besides `first` that met the same fault of the node or fabric at a time that
-// does not put them after it: a fault nobody is distinguishably first in.
+// does not put them after it, on more than one host: a fault nobody is distinguishably first in.
 Party alike_party(const Failure& first, When first_when, const std::vector<Failure>& failures,
                   const std::vector<LauncherEntry>& launcher, long long skew_us) {
   Party p;
@@ -218,7 +218,8 @@ Party alike_party(const Failure& first, When first_when, const std::vector<Failu
     add_to(&p, f.who, f.evidence);
   }
   normalize(&p);
-  if (procs.size() < 2) return Party{};
+  // Several processes of one host alike are that host's fault: it is blamed as usual.
+  if (procs.size() < 2 || p.hosts.size() < 2) return Party{};
   p.kind = first.kind;
   p.what = first.what;
   p.when = first_when;

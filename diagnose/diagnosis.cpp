@@ -584,6 +584,9 @@ DxFinding initiating_finding(const BlameResult& b, const std::vector<Fact>& fact
     f.fix = fmt::format("{}: {}{}{}; the other ranks failed only because it did", party_subject(p), s->fix,
                         settings_shown(s->fix, facts), hint);
     d.verify = evidence::expand_verify(s->verify);
+    // A fault of the node or fabric is named as one: the error text alone ("Cuda failure 1
+    // 'invalid argument'") does not say it was the NVLS or IB transport.
+    if (s->role == "fault") f.message += "; " + s->summary;
   }
   if (!b.skew_note.empty()) f.message += "; " + b.skew_note;
   return d;
@@ -598,11 +601,11 @@ DxFinding alike_finding(const BlameResult& b, const std::vector<Fact>& facts) {
   f.severity = Severity::error;
   f.hosts = p.hosts;
   f.found = p.what;
-  f.message = fmt::format("{} all met the same fault ({}), none of them first by its own lines: a fault of the nodes or "
-                          "the fabric between them, not one rank's error, so no rank is blamed",
-                          party_subject(p), p.what);
-  d.evidence = p.evidence;
   const evidence::Signal* s = signal_of(p.evidence);
+  f.message = fmt::format("{} all met the same fault ({}), none of them first by its own lines: a fault of the nodes or "
+                          "the fabric between them, not one rank's error, so no rank is blamed{}",
+                          party_subject(p), p.what, s ? "; " + s->summary : std::string());
+  d.evidence = p.evidence;
   f.fix = s ? s->fix + settings_shown(s->fix, facts) : "check the network fabric between these hosts";
   d.verify = s ? evidence::expand_verify(s->verify) : gate_verify(p.hosts);
   return d;

@@ -187,6 +187,11 @@ TEST_CASE("a fault of the fabric met alike on several hosts blames nobody; one h
   REQUIRE(b.have_alike);
   CHECK(b.alike.hosts == std::vector<std::string>{"h1", "h2", "h5"});
   CHECK(b.alike.procs.size() == 3);
+  // Two processes of one host alike: that host's fault.
+  BlameResult one_host = assign_blame({fault(0, "h3", ""), fault(1, "h3", "")}, {}, {});
+  REQUIRE(one_host.found);
+  CHECK_FALSE(one_host.have_alike);
+  CHECK(one_host.initiating.hosts == std::vector<std::string>{"h3"});
   std::vector<Failure> stamped = {fault(0, "h2", "2024-01-01 10:00:09"), fault(1, "h1", "2024-01-01 10:00:01")};
   BlameResult first = assign_blame(stamped, {}, {});
   REQUIRE(first.found);
