@@ -70,19 +70,22 @@ std::string collateral_key(const Failure& f) {
   }
 }
 
+// Whose clock stamped a failure: its host, else its file (one node's log, as a rule).
+std::string clock_of(const Failure& f) { return f.who.host.empty() ? "file " + f.evidence.file : f.who.host; }
+
 }  // namespace
 
 long long clock_skew_us(const std::vector<Failure>& failures) {
   // Per work, the earliest start each host's lines give for it.
   std::map<std::pair<std::string, long long>, std::map<std::string, long long>> starts;
   for (const auto& f : failures) {
-    if (f.kind != Failure::Kind::timeout || f.seq < 0 || f.ran_ms < 0 || f.ran_ms > 1000000000LL || !f.when.known() ||
-        f.who.host.empty())
+    if (f.kind != Failure::Kind::timeout || f.seq < 0 || f.ran_ms < 0 || f.ran_ms > 1000000000LL || !f.when.known())
       continue;
     long long start = f.when.us - f.ran_ms * 1000;
-    auto& by_host = starts[{f.group, f.seq}];
-    auto it = by_host.find(f.who.host);
-    if (it == by_host.end() || start < it->second) by_host[f.who.host] = start;
+    auto& by_clock = starts[{f.group, f.seq}];
+    std::string clock = clock_of(f);
+    auto it = by_clock.find(clock);
+    if (it == by_clock.end() || start < it->second) by_clock[clock] = start;
   }
   long long skew = 0;
   for (const auto& kv : starts) {
@@ -130,7 +133,7 @@ int compare_times(const Failure& a, When wa, const Failure& b, When wb, long lon
   *within_skew = false;
   if (!wa.known() || !wb.known()) return 0;
   int c = When::compare(wa, wb);
-  bool other_hosts = !a.who.host.empty() && !b.who.host.empty() && a.who.host != b.who.host;
+  bool other_hosts = clock_of(a) != clock_of(b);
   long long gap = wa.us > wb.us ? wa.us - wb.us : wb.us - wa.us;
   if (c != 0 && other_hosts && skew_us > 0 && gap <= skew_us) {
     *within_skew = true;

@@ -78,8 +78,8 @@ struct BlameResult {
   std::string claim_note;          // one sentence when wrong
 };
 
-// How far the hosts' clocks disagree, as the logs themselves show it, in microseconds: ranks on
-// two hosts that time out in the same work (process group and SeqNum) entered it together, so
+// How far the hosts' clocks disagree, as the logs themselves show it, in microseconds (a rank
+// whose host is unknown keeps its file's clock): ranks on two hosts that time out in the same work (process group and SeqNum) entered it together, so
 // the start their lines give (the stamp less "ran for N milliseconds") differs between hosts by
 // the offset of their clocks, plus how far apart they entered it. The largest such difference
 // over every work and pair of hosts; 0 when no two hosts can be compared.

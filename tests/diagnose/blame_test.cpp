@@ -209,3 +209,13 @@ TEST_CASE("NCCL's own cause line stands for its process's general error") {
   REQUIRE(b.found);
   CHECK(b.initiating.what.find("/dev/shm") != std::string::npos);
 }
+
+TEST_CASE("clock skew: ranks of unknown host keep their file's clock") {
+  std::vector<Failure> fs = {timed_out(0, "", "2024-12-03 10:00:10.118", 60009),
+                             timed_out(2, "", "2024-12-03 10:00:03.087", 60004)};
+  fs[0].evidence.file = "node-a.log";
+  fs[1].evidence.file = "node-b.log";
+  CHECK(clock_skew_us(fs) == 7026000);
+  fs[1].evidence.file = "node-a.log";  // one file: one clock
+  CHECK(clock_skew_us(fs) == 0);
+}
