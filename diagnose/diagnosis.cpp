@@ -536,6 +536,11 @@ std::string when_text(const When& w) {
   return w.year > 0 ? fmt::format("{:04}-{}", w.year, w.text()) : w.text() + " (year unknown)";
 }
 
+// "rank 6 on node02 failed first (2024-12-03 10:00:01): ...", before anything a finding adds.
+std::string initiating_message(const Party& p) {
+  return fmt::format("{} failed first{}: {}", party_subject(p), p.when.known() ? " (" + when_text(p.when) + ")" : "", p.what);
+}
+
 // The values the input shows for the settings a fix names ("NCCL_SOCKET_IFNAME"): a fix that
 // says which setting to check is the more useful for saying what it was set to.
 std::string settings_shown(const std::string& fix, const std::vector<Fact>& facts) {
@@ -557,7 +562,7 @@ DxFinding initiating_finding(const BlameResult& b, const std::vector<Fact>& fact
   f.ranks = p.ranks;
   f.hosts = p.hosts;
   f.found = p.what;
-  f.message = fmt::format("{} failed first{}: {}", party_subject(p), p.when.known() ? " (" + when_text(p.when) + ")" : "", p.what);
+  f.message = initiating_message(p);
   d.evidence = p.evidence;
   switch (p.kind) {
     case Failure::Kind::oom: {
@@ -898,7 +903,9 @@ namespace {
 // initiating failure itself (subject, time and error).
 bool started_by_says(const BlameResult& b, const Finding& f) {
   if (!b.found || b.initiating.what.empty()) return false;
-  return f.message == b.initiating.what || (f.code == "initiating-failure" && f.found == b.initiating.what);
+  // A message that adds to it (the transport a fault is of, the clock skew) is printed.
+  return f.message == b.initiating.what || (f.code == "initiating-failure" && f.found == b.initiating.what &&
+                                            f.message == initiating_message(b.initiating));
 }
 
 }  // namespace
