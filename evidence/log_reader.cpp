@@ -429,6 +429,13 @@ void LogReader::nccl_level(std::string_view rec, std::string_view level_body, co
     return;
   }
   std::string_view scoped = warn ? level_body : body;
+  // A WARN is matched from the source file NCCL names before it ("transport/nvls.cc:244 NCCL
+  // WARN ..."): the file says which transport failed where the text alone does not.
+  if (warn && level_body.data() > rec.data()) {
+    size_t at = static_cast<size_t>(level_body.data() - rec.data());
+    size_t src = rec.substr(0, at).find("] ");
+    if (src != std::string_view::npos) scoped = rec.substr(src + 2);
+  }
   if (matcher_.match(warn ? Scope::nccl_warn : Scope::nccl_info, scoped, &hit)) {
     dispatch(hit, r);
     return;
