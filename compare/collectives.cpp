@@ -289,7 +289,7 @@ const char* kFixStuck =
     "others are waiting for it, so restarting without fixing it hangs again";
 
 std::string call_name(const CollectiveCall& c) {
-  return c.kind == CollKind::unknown ? c.op_name : std::string(to_string(c.kind));
+  return c.kind == CollKind::unknown ? c.op_name.str() : std::string(to_string(c.kind));
 }
 
 // "AllReduce #50", "Send to peer 3 (call 12 on the communicator)", "CommInitRank".
@@ -398,7 +398,7 @@ Finding stuck_finding(const std::string& comm, const std::vector<const Position*
   f.seq = c.coll_seq >= 0 ? c.coll_seq : c.trace_seq;
   fill_blame(&f, members);
   f.found = fmt::format("in flight since {}: {}", utc_time(since),
-                        c.kind == CollKind::unknown ? c.op_name : describe(c));
+                        c.kind == CollKind::unknown ? c.op_name.str() : describe(c));
   std::vector<int> others;
   for (const auto* a : ahead) others.push_back(blame_rank(*a->m));
   f.expected = fmt::format("returned, as {} did", rank_subject(others));
@@ -424,7 +424,7 @@ Finding waiting_finding(const std::string& comm, const std::vector<const Positio
   f.code = "collective-in-flight";
   f.comm = comm;
   f.seq = c.coll_seq >= 0 ? c.coll_seq : c.trace_seq;
-  f.found = fmt::format("in flight since {}: {}", utc_time(since), c.kind == CollKind::unknown ? c.op_name : describe(c));
+  f.found = fmt::format("in flight since {}: {}", utc_time(since), c.kind == CollKind::unknown ? c.op_name.str() : describe(c));
   std::string waits = fmt::format("{} {} waiting in {} on communicator {} since {}", rank_subject(waiters),
                                   waiters.size() == 1 ? "is" : "are", where(c), comm, utc_time(since));
   if (!behind.empty()) {
@@ -480,7 +480,7 @@ void analyse_in_flight(const std::string& comm, const std::vector<const CommSequ
   // Life-cycle calls (init, split, destroy...): the ranks that returned from the same call are
   // past the stuck ones; the ranks that neither entered nor returned it are behind them.
   std::set<std::string> ops;
-  for (const auto* p : life) ops.insert(p->in_flight->op_name);
+  for (const auto* p : life) ops.insert(p->in_flight->op_name.str());
   for (const auto& op : ops) {
     bool init_op = op.rfind("CommInit", 0) == 0 || op == "CommSplit" || op == "CommShrink";
     std::vector<const Position*> in_op, ahead, behind;
@@ -544,7 +544,7 @@ std::string redop_name(int op) {
 }
 
 std::string describe(const CollectiveCall& c) {
-  std::string name = c.kind == CollKind::unknown ? c.op_name : to_string(c.kind);
+  std::string name = c.kind == CollKind::unknown ? c.op_name.str() : to_string(c.kind);
   std::string args = fmt::format("count={}, {}", c.count, datatype_name(c.datatype));
   if (has_redop(c.kind)) args += ", " + redop_name(c.redop);
   if (has_root(c.kind)) args += fmt::format(", root={}", c.root);

@@ -95,6 +95,9 @@ long long to_ll(std::string_view s, long long fallback = -1);
 
 // The family readers (one per file, see above).
 void read_coll(const Hit&, Record&);
+// The same on the body of a COLL record (what read_coll reads of its Hit), for the reader's hot
+// path: no Hit to make per line.
+void read_coll_body(std::string_view body, Record& rec);
 void read_init(const Hit&, Record&);
 void read_failure(const Hit&, Record&);
 void read_fact(const Hit&, Record&);
