@@ -13,12 +13,14 @@
 #include <fmt/ranges.h>
 
 #include "diagnose/diagnosis.h"
+#include "tests/diagnose/diagnose_test_support.h"
 #include "evidence/input_source.h"
 #include "evidence/matcher.h"
 #include "evidence/read_diag.h"
 
 using namespace denpex;
 using namespace denpex::diag;
+using denpex::diag::test::find;
 using namespace denpex::evidence;
 
 namespace {
@@ -34,12 +36,6 @@ Diagnosis diagnose_files(const std::vector<std::string>& names, LogReader* r) {
   for (const auto& n : names) r->read_text(fixture(n), n);
   r->finish();
   return diagnose(*r);
-}
-
-const DxFinding* find(const Diagnosis& d, const std::string& code) {
-  for (const auto& x : d.findings)
-    if (x.f.code == code) return &x;
-  return nullptr;
 }
 
 std::string prefixed(const std::string& text, const std::string& prefix) {
@@ -62,18 +58,8 @@ std::vector<std::string> described(const Diagnosis& d) {
 }  // namespace
 
 TEST_CASE("every example of the NCCL DIAG entries is read by its own entry") {
-  const Matcher& m = builtin_matcher();
-  for (const char* id : {"nccl.diag.env_mismatch", "nccl.diag.env", "nccl.diag.version", "nccl.diag.ecc", "nccl.diag.xid",
-                         "nccl.diag.incomplete", "nccl.diag.p2p", "nccl.diag.report"}) {
-    int i = m.index_of(id);
-    REQUIRE(i >= 0);
-    for (const auto& ex : m.table().signals[static_cast<size_t>(i)].examples) {
-      INFO(id << ": " << ex);
-      Hit hit;
-      REQUIRE(m.match(Scope::line, ex, &hit));
-      CHECK(hit.signal->id == id);
-    }
-  }
+  denpex::diag::test::check_examples_read_by_own_entry({"nccl.diag.env_mismatch", "nccl.diag.env", "nccl.diag.version", "nccl.diag.ecc", "nccl.diag.xid",
+                         "nccl.diag.incomplete", "nccl.diag.p2p", "nccl.diag.report"});
 }
 
 TEST_CASE("NCCL DIAG rank sets: listed ranks, truncated sets and who a mismatch blames") {
