@@ -5,9 +5,9 @@
 # /etc/hosts copied in (without it Open MPI's MPI_Init waits 5 s on the resolver).
 # A package this machine happens to have is a missing install step there, and fails here.
 #
-# The wheel cache ($DENPEX_WHEEL_CACHE, default /var/cache/denpex-wheels) is bind-mounted at the
-# same path in the root when the host has one, so the root's tests read the wheels CI fetched
-# (tests/real/fetch.sh) instead of downloading them again.
+# The wheel cache and the trees unpacked from it (tests/real/paths.sh) are bind-mounted at the
+# same paths in the root when the host has them, so the root's tests read the wheels CI fetched
+# (tests/real/fetch.sh) instead of downloading and unpacking them again.
 #
 # Usage: .ci/fresh-root.sh WORKDIR [demo|test|both|ci|real|root]   (WORKDIR is created; about
 #        2 GB; default both). `ci` is both, then every benchmark in quick mode and the real-wheel
@@ -98,14 +98,16 @@ if [ "$what" != real ] || [ ! -f "$root/root/project/build/CTestTestfile.cmake" 
   git clone -q "$src" "$root/root/project"
 fi
 if [ -d "$src/../shared" ]; then bind "$(cd "$src/../shared" && pwd)" "$root/root/shared" ro; fi
-wheels=${DENPEX_WHEEL_CACHE:-/var/cache/denpex-wheels}
-if [ -d "$wheels" ]; then
-  wheels=$(cd "$wheels" && pwd)
-  bind "$wheels" "$root$wheels"
-fi
+# shellcheck source=tests/real/paths.sh
+source "$src/tests/real/paths.sh"
+for d in "$WHEEL_CACHE" "$WHEEL_TREES"; do
+  if [ -d "$d" ]; then d=$(cd "$d" && pwd); bind "$d" "$root$d"; fi
+done
 
 in_root() { chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-  TERM=dumb LANG=C.UTF-8 CI="${CI:-}" ${DENPEX_WHEEL_CACHE:+DENPEX_WHEEL_CACHE="$wheels"} \
+  TERM=dumb LANG=C.UTF-8 CI="${CI:-}" \
+  ${DENPEX_WHEEL_CACHE:+DENPEX_WHEEL_CACHE="$WHEEL_CACHE"} \
+  ${DENPEX_WHEEL_TREES:+DENPEX_WHEEL_TREES="$WHEEL_TREES"} \
   bash -c "cd /root/project && $1"; }
 
 if [ "$what" = root ]; then

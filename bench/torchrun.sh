@@ -16,8 +16,9 @@ set -u
 BUILD=$1 TABLE=$2 DETAILS=$3
 RUNS=${BENCH_TORCHRUN_RUNS:-9}
 SIZES=${BENCH_TORCHRUN_SIZES:-"4 8"}
-CACHE=${DENPEX_WHEEL_CACHE:-/var/cache/denpex-wheels}
-TORCH=$CACHE/env/torch-2.7.1
+# shellcheck source=tests/real/paths.sh
+source "$(dirname "$0")/../tests/real/paths.sh"
+TORCH=$WHEEL_TREES/env/torch-2.7.1
 PROBE=$BUILD/launch/denpex-probe
 FLOOR=$BUILD/bench/denpex_bench_floor_store_keys
 CLOCK=$BUILD/bench/libdenpex_bench_exit_clock.so
@@ -26,7 +27,7 @@ detail() { echo "$*" >>"$DETAILS"; }
 calc() { awk "BEGIN { printf \"%.${2:-2}f\", $1 }"; }
 median_of() { sort -n "$1" | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 if [ ! -e "$TORCH/torch/distributed/run.py" ]; then
-  row "torchrun rank 0 start to verdict" "-" "-" "-" "<= floor + 20 ms" "info (no torch 2.7.1 in $CACHE: tests/torchrun/torch_env.sh 2.7.1)"
+  row "torchrun rank 0 start to verdict" "-" "-" "-" "<= floor + 20 ms" "info (no torch 2.7.1 in $WHEEL_TREES: tests/torchrun/torch_env.sh 2.7.1)"
   exit 0
 fi
 for f in "$PROBE" "$FLOOR" "$CLOCK"; do

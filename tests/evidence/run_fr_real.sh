@@ -4,14 +4,17 @@
 # them instead of the committed ones. Skips (77) where no such torch is installed.
 #   run_fr_real.sh TEST_BINARY WORKDIR
 # The torch: $DENPEX_FR_TORCH (a site-packages directory), else the first of the wheel caches'
-# torch-2.8.0 environments that exists.
+# torch-2.8.0 environments that exists (tests/real/paths.sh's trees, then a trees directory made
+# for it alone).
 set -u
 bin=$1
 work=$2
 here=$(cd "$(dirname "$0")" && pwd)
 site=${DENPEX_FR_TORCH:-}
 if [ -z "$site" ]; then
-  for d in /var/cache/denpex-wheels/env/torch-2.8.0 /var/cache/denpex-fr/env/torch-2.8.0; do
+  # shellcheck source=tests/real/paths.sh
+  source "$here/../real/paths.sh"
+  for d in "$WHEEL_TREES/env/torch-2.8.0" /var/cache/denpex-fr/env/torch-2.8.0; do
     [ -d "$d/torch" ] && { site=$d; break; }
   done
 fi

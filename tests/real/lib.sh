@@ -2,7 +2,7 @@
 # from the wheel cache that tests/real/fetch.sh fills; a test never downloads. When the cache is
 # incomplete a test skips (exit 77) naming what is missing, which under CI=true fails the run
 # (tools/test.sh).
-#   real_setup PROBE SCRATCH_BASE   sets PROBE, SCRATCH, CACHE, ENVS, PY; skips without the cache
+#   real_setup PROBE SCRATCH_BASE   sets PROBE, SCRATCH, ENVS, PY; skips without the cache
 # Then:
 #   nccl_lib NAME          the libnccl.so.2 of matrix environment NAME (nccl-2.21.5, torch-2.3.1)
 #   copy_env SRC DEST      DEST: a hard-linked copy of matrix environment SRC (a site-packages a
@@ -23,8 +23,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/../integration/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/python.sh"
 
 REAL_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-CACHE=${DENPEX_WHEEL_CACHE:-/var/cache/denpex-wheels}
-ENVS=$CACHE/env
+# shellcheck source=tests/real/paths.sh
+source "$(dirname "${BASH_SOURCE[0]}")/paths.sh"
+ENVS=$WHEEL_TREES/env
 
 real_setup() {
   PROBE=$1
@@ -34,13 +35,13 @@ real_setup() {
     skip "the real-wheel cache is not there: ${why//$'\n'/; } (tests/real/run.sh fetches it)"
   fi
   PY=$(real_python) || skip "$PY"
-  # The tests' environments are hard-linked copies of the cache's, and a hard link cannot cross
-  # filesystems or mounts (a build tree on another disk, a cache bind-mounted into a root): the
-  # scratch then goes inside the cache, and is removed when the test ends.
+  # The tests' environments are hard-linked copies of the trees', and a hard link cannot cross
+  # filesystems or mounts (a build tree on another disk, trees bind-mounted into a root): the
+  # scratch then goes inside the trees, and is removed when the test ends.
   local probe_file
   probe_file=$(find "$ENVS" -mindepth 2 -maxdepth 2 -name .denpex-env -print -quit)
   if [ -n "$probe_file" ] && ! ln "$probe_file" "$SCRATCH/.link-test" 2>/dev/null; then
-    SCRATCH=$CACHE/scratch/$(basename "$0" .sh).$$
+    SCRATCH=$WHEEL_TREES/scratch/$(basename "$0" .sh).$$
     rm -rf "$SCRATCH"
     mkdir -p "$SCRATCH" || fail "cannot make $SCRATCH"
     chmod 755 "$SCRATCH"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The real-wheel step: fetches the matrix once into the wheel cache every step reads
-# ($DENPEX_WHEEL_CACHE, default /var/cache/denpex-wheels), then runs every real-wheel test
+# The real-wheel step: fetches the matrix once into the wheel cache and the trees every step reads
+# (tests/real/paths.sh), then runs every real-wheel test
 # (CTest label `real`) against the build in BUILD_DIR. Under CI=true a skipped test fails the
 # step, as in tools/test.sh.
 # usage: tests/real/run.sh [BUILD_DIR]   (default: build)

@@ -8,15 +8,16 @@ set -euo pipefail
 PROBE=$1
 SCRATCH=$2/same-findings
 HERE=$(cd "$(dirname "$0")" && pwd)
-CACHE=${DENPEX_WHEEL_CACHE:-/var/cache/denpex-wheels}
+# shellcheck source=tests/real/paths.sh
+source "$HERE/../real/paths.sh"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*" >&2; exit 77; }
 command -v mpirun >/dev/null || skip "no mpirun (openmpi-bin)"
 command -v jq >/dev/null || skip "jq is not installed"
 bash "$HERE/torch_env.sh" 2.7.1 nccl-2.21.5 ||
-  skip "the torch 2.7.1 wheels could not be fetched into $CACHE (tests/torchrun/torch_env.sh)"
-export PYTHONPATH=$CACHE/env/torch-2.7.1
-export OTHER_NCCL=$CACHE/env/nccl-2.21.5/nvidia/nccl/lib/libnccl.so.2
+  skip "the torch 2.7.1 wheels could not be fetched into $WHEEL_CACHE (tests/torchrun/torch_env.sh)"
+export PYTHONPATH=$WHEEL_TREES/env/torch-2.7.1
+export OTHER_NCCL=$WHEEL_TREES/env/nccl-2.21.5/nvidia/nccl/lib/libnccl.so.2
 rm -rf "$SCRATCH" && mkdir -p "$SCRATCH" && chmod 755 "$SCRATCH"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo

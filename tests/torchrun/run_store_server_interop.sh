@@ -6,14 +6,15 @@
 set -euo pipefail
 DRIVER=$1
 HERE=$(cd "$(dirname "$0")" && pwd)
-CACHE=${DENPEX_WHEEL_CACHE:-/var/cache/denpex-wheels}
-bash "$HERE/torch_env.sh" 2.7.1 2.3.1 || { echo "SKIP: torch wheels could not be fetched into $CACHE" >&2; exit 77; }
+# shellcheck source=tests/real/paths.sh
+source "$HERE/../real/paths.sh"
+bash "$HERE/torch_env.sh" 2.7.1 2.3.1 || { echo "SKIP: torch wheels could not be fetched into $WHEEL_CACHE" >&2; exit 77; }
 mkdir -p "$2"
 for v in 2.7.1 2.3.1; do
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   "$DRIVER" "$port" 120 >"$2/driver-$v.txt" 2>&1 & drv=$!
   for _ in $(seq 100); do grep -q listening "$2/driver-$v.txt" 2>/dev/null && break; sleep 0.05; done
-  PYTHONPATH=$CACHE/env/torch-$v timeout 120 python3 - "$port" <<'PY' || { kill "$drv"; echo "FAIL: torch $v's client against the gate's server" >&2; exit 1; }
+  PYTHONPATH=$WHEEL_TREES/env/torch-$v timeout 120 python3 - "$port" <<'PY' || { kill "$drv"; echo "FAIL: torch $v's client against the gate's server" >&2; exit 1; }
 import sys, threading, time
 from datetime import timedelta
 import torch

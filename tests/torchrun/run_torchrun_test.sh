@@ -16,7 +16,8 @@ PROBE=$1
 SCRATCH=$2/torchrun-$3
 VERSION=$3
 HERE=$(cd "$(dirname "$0")" && pwd)
-CACHE=${DENPEX_WHEEL_CACHE:-/var/cache/denpex-wheels}
+# shellcheck source=tests/real/paths.sh
+source "$HERE/../real/paths.sh"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*" >&2; exit 77; }
 
@@ -24,10 +25,10 @@ command -v unshare >/dev/null || skip "unshare (util-linux) is not installed"
 command -v jq >/dev/null || skip "jq is not installed"
 [ "$(id -u)" = 0 ] || skip "needs root for UTS namespaces (one host name per agent)"
 bash "$HERE/torch_env.sh" "$VERSION" nccl-2.21.5 ||
-  skip "the torch $VERSION wheels could not be fetched into $CACHE (tests/torchrun/torch_env.sh)"
-export PYTHONPATH=$CACHE/env/torch-$VERSION
-OTHER_NCCL=$CACHE/env/nccl-2.21.5/nvidia/nccl/lib/libnccl.so.2
-[ -e "$OTHER_NCCL" ] || skip "no unpacked nvidia-nccl-cu12 2.21.5 wheel in $CACHE/env"
+  skip "the torch $VERSION wheels could not be fetched into $WHEEL_CACHE (tests/torchrun/torch_env.sh)"
+export PYTHONPATH=$WHEEL_TREES/env/torch-$VERSION
+OTHER_NCCL=$WHEEL_TREES/env/nccl-2.21.5/nvidia/nccl/lib/libnccl.so.2
+[ -e "$OTHER_NCCL" ] || skip "no unpacked nvidia-nccl-cu12 2.21.5 wheel in $WHEEL_TREES/env"
 rm -rf "$SCRATCH" && mkdir -p "$SCRATCH" && chmod 755 "$SCRATCH"
 echo "torch $(sed -n "s/^__version__ = '\(.*\)'.*/\1/p" "$PYTHONPATH/torch/version.py")"
 

@@ -8,7 +8,8 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 SRC=$(cd "$HERE/../.." && pwd)
 tarball=$1 work=$2
-CACHE=${DENPEX_WHEEL_CACHE:-/var/cache/denpex-wheels}
+# shellcheck source=tests/real/paths.sh
+source "$HERE/../real/paths.sh"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 rm -rf "$work" && mkdir -p "$work"
 wheel=$(python3 "$SRC/tools/portable-wheel.py" "$tarball" "$work/dist")
@@ -31,10 +32,10 @@ rc=0; "$bin" -q --json "$work/alone.json" || rc=$?
 [ "$rc" = 0 ] || [ "$rc" = 1 ] || fail "alone: exit $rc"
 echo "ok alone: exit $rc, verdict $(jq -r .verdict "$work/alone.json")"
 
-if [ -e "$CACHE/env/torch-2.7.1/torch/distributed/run.py" ]; then
+if [ -e "$WHEEL_TREES/env/torch-2.7.1/torch/distributed/run.py" ]; then
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   rc=0
-  PYTHONPATH=$CACHE/env/torch-2.7.1 timeout 300 python3 -m torch.distributed.run --nnodes 1 \
+  PYTHONPATH=$WHEEL_TREES/env/torch-2.7.1 timeout 300 python3 -m torch.distributed.run --nnodes 1 \
     --nproc-per-node 2 --rdzv-backend c10d --rdzv-endpoint "127.0.0.1:$port" --max-restarts 0 \
     --no-python "$bin" -q --json "$work/torchrun.json" >"$work/torchrun.txt" 2>&1 || rc=$?
   [ "$rc" = 0 ] || { tail -20 "$work/torchrun.txt" >&2; fail "torchrun: exit $rc"; }
@@ -42,7 +43,7 @@ if [ -e "$CACHE/env/torch-2.7.1/torch/distributed/run.py" ]; then
     fail "torchrun report: $(jq -c '{mode,nranks,verdict}' "$work/torchrun.json")"
   echo "ok torchrun --no-python <venv>/bin/denpex-probe: 2 ranks, pass"
 else
-  echo "(no torch 2.7.1 in $CACHE: the torchrun run is left out; tests/torchrun/torch_env.sh 2.7.1)"
+  echo "(no torch 2.7.1 in $WHEEL_TREES: the torchrun run is left out; tests/torchrun/torch_env.sh 2.7.1)"
 fi
 if command -v mpirun >/dev/null; then
   rc=0
