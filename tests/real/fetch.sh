@@ -116,18 +116,19 @@ missing_parts() {  # prints what is not there yet, two words per part
 # One line per kind of missing part (the parts are "KIND NAME" pairs): a cache restored without
 # its trees misses all 53 unpacked trees, which a list would bury.
 summarise_missing() {
-  local kind what
+  local kind what n
   for kind in wheel unpacked env; do
     # shellcheck disable=SC2086  # the pairs are words
     what=$(printf '%s %s\n' $1 | awk -v k="$kind" '$1 == k { print $2 }')
     [ -n "$what" ] || continue
+    n=$(wc -l <<<"$what")
     case $kind in
-      wheel) printf '  %s wheels not in %s/dl: ' "$(wc -l <<<"$what")" "$CACHE" ;;
-      unpacked) printf '  %s wheels not unpacked in %s/unpacked: ' "$(wc -l <<<"$what")" "$TREES" ;;
-      env) printf '  %s environments not assembled in %s/env: ' "$(wc -l <<<"$what")" "$TREES" ;;
+      wheel) printf '  %s wheels not in %s/dl: ' "$n" "$CACHE" ;;
+      unpacked) printf '  %s wheels not unpacked in %s/unpacked: ' "$n" "$TREES" ;;
+      env) printf '  %s environments not assembled in %s/env: ' "$n" "$TREES" ;;
     esac
     head -5 <<<"$what" | paste -sd' ' - | tr -d '\n'
-    [ "$(wc -l <<<"$what")" -le 5 ] && echo || echo " and $(( $(wc -l <<<"$what") - 5 )) more"
+    if [ "$n" -le 5 ]; then echo; else echo " and $((n - 5)) more"; fi
   done
 }
 
@@ -161,6 +162,10 @@ for d in unpacked env scratch; do
 done
 mkdir -p "$TREES/unpacked" "$TREES/env"
 
+# dl/MANIFEST has one line per wheel file: "name sha256 size".
+manifest_sha() { awk -v f="$1" '$1 == f { s = $2 } END { print s }' "$CACHE/dl/MANIFEST"; }
+manifest_drop() { sed -i "\|^$1 |d" "$CACHE/dl/MANIFEST"; }
+
 # What the matrix no longer names goes, so that the cache shrinks with the matrix.
 declare -A KEYS=()
 for r in "${WHEELS[@]}"; do KEYS[$(key_of "$r")]=1; done
@@ -168,7 +173,7 @@ index_wheels
 for k in "${!WHL_OF[@]}"; do
   [ -n "${KEYS[$k]:-}" ] && continue
   echo "fetch.sh: deleted $(basename "${WHL_OF[$k]}"): no line of tests/real/matrix.txt asks for it"
-  sed -i "\|^$(basename "${WHL_OF[$k]}") |d" "$CACHE/dl/MANIFEST"
+  manifest_drop "$(basename "${WHL_OF[$k]}")"
   rm -f "${WHL_OF[$k]}"
 done
 for d in "$TREES"/unpacked/*; do
@@ -180,7 +185,6 @@ for d in "$TREES"/unpacked/*; do
 done
 index_wheels
 
-manifest_sha() { awk -v f="$1" '$1 == f { s = $2 } END { print s }' "$CACHE/dl/MANIFEST"; }
 
 # A wheel still to be unpacked is checked against the sha256 it had when it was downloaded: a
 # damaged file is downloaded again rather than unpacked.
@@ -228,7 +232,7 @@ if [ "${#need_dl[@]}" -gt 0 ]; then
   for r in "${need_dl[@]}"; do
     whl=${WHL_OF[$(key_of "$r")]:-}
     [ -n "$whl" ] || die "pip download of $r left no wheel in $CACHE/dl"
-    sed -i "\|^$(basename "$whl") |d" "$CACHE/dl/MANIFEST"
+    manifest_drop "$(basename "$whl")"
     printf '%s %s %s\n' "$(basename "$whl")" "$(sha256sum "$whl" | cut -d' ' -f1)" \
       "$(stat -c %s "$whl")" >>"$CACHE/dl/MANIFEST"
   done
