@@ -17,8 +17,10 @@ namespace denpex {
 
 namespace {
 
-constexpr const char* kKindNames[] = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce",  "Send",
-                                      "Recv",      "AlltoAll",  "Gather",        "Scatter",   "unknown"};
+// By CollKind; also the first of OpName's common spellings (op_name.cpp). Literals: to_string
+// hands out their data() as C strings.
+constexpr std::string_view kKindNames[] = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce",  "Send",
+                                           "Recv",      "AlltoAll",  "Gather",        "Scatter",   "unknown"};
 constexpr const char* kDatatypeNames[] = {"int8",    "uint8",   "int32",    "uint32",
                                           "int64",   "uint64",  "float16",  "float32",
                                           "float64", "bfloat16", "float8e4m3", "float8e5m2"};
@@ -525,7 +527,7 @@ const char* to_string(TracedProcess::End e) {
   return "unknown";
 }
 
-const char* to_string(CollKind k) { return kKindNames[static_cast<int>(k)]; }
+const char* to_string(CollKind k) { return kKindNames[static_cast<int>(k)].data(); }
 
 CollKind parse_coll_kind(std::string_view name) {
   for (int i = 0; i < static_cast<int>(CollKind::unknown); ++i)

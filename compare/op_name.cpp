@@ -2,17 +2,21 @@
 
 #include <iterator>
 
+#include "compare/collectives.h"
+
 namespace denpex {
 
 namespace {
 
-// NCCL's collective kinds and the life-cycle and group calls recorders name; any other name
-// costs one heap copy.
-constexpr std::string_view kCommon[] = {
-    "AllReduce",   "AllGather",    "ReduceScatter", "Broadcast",  "Reduce",       "Send",
-    "Recv",        "AlltoAll",     "Gather",        "Scatter",    "CommInitRank", "CommInitAll",
-    "CommSplit",   "CommDestroy",  "CommAbort",     "CommFinalize", "GroupStart", "GroupEnd",
-    "CommInitRankConfig", "CommInitRankScalable", "CommShrink", "AllToAll"};
+// The common spellings are NCCL's collective kinds (to_string(CollKind), "unknown" included:
+// one table for both) and, after them, the life-cycle and group calls recorders name; any other
+// name costs one heap copy.
+constexpr std::uintptr_t kKinds = static_cast<std::uintptr_t>(CollKind::unknown) + 1;
+constexpr std::string_view kOther[] = {
+    "CommInitRank", "CommInitAll",  "CommSplit",          "CommDestroy",          "CommAbort",  "CommFinalize",
+    "GroupStart",   "GroupEnd",     "CommInitRankConfig", "CommInitRankScalable", "CommShrink", "AllToAll"};
+
+std::uintptr_t common_bits(std::uintptr_t index) { return (index << 1) | 1; }
 
 std::uintptr_t copy_of(std::uintptr_t bits) {
   if (bits == 0 || (bits & 1) != 0) return bits;
@@ -25,11 +29,18 @@ void release(std::uintptr_t bits) {
 
 }  // namespace
 
+OpName::OpName(CollKind kind) : bits_(common_bits(static_cast<std::uintptr_t>(kind))) {}
+
 OpName::OpName(std::string_view name) {
   if (name.empty()) return;
-  for (size_t i = 0; i < std::size(kCommon); ++i)
-    if (kCommon[i] == name) {
-      bits_ = (static_cast<std::uintptr_t>(i) << 1) | 1;
+  CollKind kind = parse_coll_kind(name);
+  if (kind != CollKind::unknown || name == to_string(CollKind::unknown)) {
+    bits_ = common_bits(static_cast<std::uintptr_t>(kind));
+    return;
+  }
+  for (size_t i = 0; i < std::size(kOther); ++i)
+    if (kOther[i] == name) {
+      bits_ = common_bits(kKinds + i);
       return;
     }
   bits_ = reinterpret_cast<std::uintptr_t>(new std::string(name));
@@ -59,7 +70,10 @@ OpName::~OpName() { release(bits_); }
 
 std::string_view OpName::view() const {
   if (bits_ == 0) return {};
-  if ((bits_ & 1) != 0) return kCommon[bits_ >> 1];
+  if ((bits_ & 1) != 0) {
+    std::uintptr_t i = bits_ >> 1;
+    return i < kKinds ? std::string_view(to_string(static_cast<CollKind>(i))) : kOther[i - kKinds];
+  }
   return *reinterpret_cast<const std::string*>(bits_);
 }
 

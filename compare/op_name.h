@@ -9,9 +9,14 @@
 
 namespace denpex {
 
+enum class CollKind : std::uint8_t;  // compare/collectives.h
+
 class OpName {
  public:
   OpName() = default;
+  // The name of a kind (to_string(kind)), without a look-up or a copy: what a log's call, named
+  // only by its kind, is converted with.
+  explicit OpName(CollKind kind);
   // Implicit, as the std::string it stands for: `call.op_name = "AllReduce"`.
   OpName(std::string_view name);  // NOLINT(google-explicit-constructor)
   OpName(const char* name) : OpName(std::string_view(name)) {}  // NOLINT(google-explicit-constructor)
@@ -36,8 +41,9 @@ class OpName {
   friend bool operator!=(const OpName& a, const char* b) { return a.view() != b; }
 
  private:
-  // 0: the empty name; odd: (index << 1) | 1 into the table of common spellings (no copy);
-  // otherwise a std::string* this name owns.
+  // 0: the empty name; odd: (index << 1) | 1 for a common spelling (no copy): the kinds'
+  // names by CollKind, then the other names of op_name.cpp; otherwise a std::string* this name
+  // owns.
   std::uintptr_t bits_ = 0;
 };
 

@@ -37,7 +37,7 @@ bool has_root(CollKind k) { return k == CollKind::broadcast || k == CollKind::re
 CollectiveCall to_collective_call(const CollCall& c, long long trace_seq) {
   CollectiveCall out;
   out.kind = c.kind;
-  out.op_name = to_string(c.kind);
+  out.op_name = OpName(c.kind);
   out.count = c.count;
   out.datatype = c.datatype;
   out.redop = has_redop(c.kind) ? c.redop : -1;

@@ -70,11 +70,12 @@ void add_watchdog(const LogReader& r, const std::string& path, CollectiveInput* 
 
 }  // namespace
 
-CollectiveInput read_collective_log(ByteSource* src, const std::string& path) {
+CollectiveInput read_collective_log(ByteSource* src, const std::string& path, int read_threads) {
   CollectiveInput in;
   in.path = path;
   in.format = "log";
   LogReader r(/*keep_all_calls=*/true);
+  if (read_threads > 0) r.set_read_threads(read_threads);
   std::string error;
   if (!r.read(src, path, &error)) {
     in.status = CollectiveInput::Status::malformed;
@@ -98,7 +99,7 @@ CollectiveInput read_collective_log(ByteSource* src, const std::string& path) {
   return in;
 }
 
-CollectiveInput read_collective_log(const std::string& path) {
+CollectiveInput read_collective_log(const std::string& path, int read_threads) {
   OpenedInput o = open_input(path);
   if (o.status != OpenedInput::Status::ok) {
     CollectiveInput in;
@@ -108,7 +109,7 @@ CollectiveInput read_collective_log(const std::string& path) {
     in.error = o.message;
     return in;
   }
-  return read_collective_log(o.source.get(), path);
+  return read_collective_log(o.source.get(), path, read_threads);
 }
 
 }  // namespace denpex::evidence

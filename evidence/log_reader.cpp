@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <thread>
 
 #include <fmt/format.h>
 
 #include "evidence/families.h"
+#include "evidence/line_feed.h"
 #include "evidence/matcher.h"
 
 namespace denpex::evidence {
@@ -18,22 +20,6 @@ bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_space(char c) { return c == ' ' || c == '\t'; }
 bool has(std::string_view s, std::string_view lit) {
   return !lit.empty() && s.size() >= lit.size() && memmem(s.data(), s.size(), lit.data(), lit.size()) != nullptr;
-}
-
-// " NCCL " from `from` on: memchr for its 'N' (rare in NCCL and PyTorch records) beats memmem on
-// the hot path of a COLL log.
-size_t find_nccl(std::string_view s, size_t from = 0) {
-  const char* base = s.data();
-  const char* end = base + s.size();
-  const char* p = base + std::min(from + 1, s.size());
-  while (p < end) {
-    p = static_cast<const char*>(std::memchr(p, 'N', static_cast<size_t>(end - p)));
-    if (p == nullptr) return std::string_view::npos;
-    if (end - p >= 5 && p[-1] == ' ' && p[1] == 'C' && p[2] == 'C' && p[3] == 'L' && p[4] == ' ')
-      return static_cast<size_t>(p - 1 - base);
-    ++p;
-  }
-  return std::string_view::npos;
 }
 
 // A hash of a short header ("host:pid:tid"), eight bytes at a time; the top bits are taken.
@@ -49,40 +35,6 @@ size_t header_hash(std::string_view s) {
   std::memcpy(&w, s.data() + i, s.size() - i);
   h = (h ^ w) * 0x100000001b3ULL;
   return static_cast<size_t>(h >> 40);
-}
-
-// Where the NCCL record whose " NCCL " is at k starts ("host:pid:tid [dev] "), npos if k is no
-// record header. A glued header starts right after the other record's last character: the
-// longest host-like run (letters, digits, '-', '.', '_') before the first ':' is taken.
-size_t record_start(std::string_view text, size_t k) {
-  std::string_view level = text.substr(k + 6, 5);
-  if (!(starts(level, "INFO") || starts(level, "WARN") || starts(level, "ERROR"))) return std::string_view::npos;
-  size_t close = std::string_view::npos;
-  if (k > 0 && text[k - 1] == ']') {
-    close = k - 1;
-  } else {
-    // "[4] bootstrap.cc:77 NCCL WARN": skip the source location.
-    size_t sp = k == 0 ? std::string_view::npos : text.rfind(' ', k - 1);
-    if (sp != std::string_view::npos && sp > 0 && text[sp - 1] == ']' && k - sp < 64) close = sp - 1;
-  }
-  size_t open = close == std::string_view::npos ? std::string_view::npos : text.rfind('[', close);
-  if (open == std::string_view::npos || close - open > 6 || open < 2 || text[open - 1] != ' ') return std::string_view::npos;
-  size_t e = open - 1, s0 = e;
-  int colons = 0;
-  while (s0 > 0 && !is_space(text[s0 - 1]) && e - s0 < 256) {
-    if (text[s0 - 1] == ':') ++colons;
-    --s0;
-  }
-  if (colons < 2) return std::string_view::npos;
-  std::string_view tok = text.substr(s0, e - s0);
-  size_t h = tok.find(':');
-  while (h > 0) {
-    char c = tok[h - 1];
-    bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c);
-    if (!(alnum || c == '-' || c == '.' || c == '_')) break;
-    --h;
-  }
-  return s0 + h;
 }
 
 // Where the level of a record without a header starts: "NCCL INFO x", "[0] NCCL WARN x" or
@@ -107,20 +59,12 @@ size_t headerless_level(std::string_view text) {
   return k + 5;
 }
 
-// A COLL record: "AllReduce: opCount 1a ..." (or an old "Name: ... count N datatype D" form).
-bool is_coll_body(std::string_view body) {
-  size_t colon = body.find(": opCount ");
-  if (colon != std::string_view::npos) return colon < 24;
-  if (body.empty() || !std::isupper(static_cast<unsigned char>(body[0]))) return false;
-  size_t c = body.find(':');
-  return c != std::string_view::npos && c < 20 && has(body, " count ") && has(body, " datatype ");
-}
-
 }  // namespace
 
 LogReader::LogReader(bool keep_all_calls)
     : hits(builtin_matcher().table().signals.size(), 0), matcher_(builtin_matcher()),
-      keep_all_calls_(keep_all_calls), coll_entry_(builtin_matcher().first_of_reader("coll")) {}
+      keep_all_calls_(keep_all_calls), read_threads_(std::thread::hardware_concurrency() >= 2 ? 2 : 1),
+      coll_entry_(builtin_matcher().first_of_reader("coll")) {}
 
 LogReader::~LogReader() = default;
 
@@ -226,19 +170,22 @@ bool LogReader::read(ByteSource* in, const std::string& name, std::string* error
   st.name = name;
   st.index = static_cast<int>(files.size());
   files.push_back(name);
-  LineReader lr(in, kMaxLine);
-  std::string line;
-  bool cut_line = false;
-  while (lr.next(&line, &cut_line)) {
-    st.line_no = lr.line_number();
-    ++lines;
-    // A line longer than any record: what was kept is read, the rest was skipped.
-    if (cut_line) bad(st, fmt::format("line longer than {} KiB cut: {}", kMaxLine / 1024, cut(line, 120)));
-    this->line(&line, st);
+  LineFeed feed(in, read_threads_ > 1);
+  while (const FedBatch* b = feed.next()) {
+    for (const FedLine& l : b->lines) {
+      st.line_no = l.line_no;
+      ++lines;
+      // A line longer than any record: what was kept is read, the rest was skipped.
+      if (l.cut) bad(st, fmt::format("line longer than {} KiB cut: {}", kMaxLine / 1024, b->cut_text(l)));
+      fed_ = b->coll_of(l);
+      repaired(b->text(l), l.label, l.indented, b->starts_of(l), l.nstarts, st);
+    }
   }
+  fed_ = FedColl();
+  st.host_labels = std::move(feed.host_labels());
   end_file(st);
-  if (!lr.error().empty()) {
-    *error = lr.error();
+  if (!feed.error().empty()) {
+    *error = feed.error();
     return false;
   }
   return true;
@@ -260,15 +207,14 @@ void LogReader::read_text(const std::string& text, const std::string& name) {
   read(src.get(), name, &error);
 }
 
-bool LogReader::join_wrapped(std::string* raw, std::string_view text, const LineLabel& lab, FileState& st) {
+bool LogReader::join_wrapped(bool indented, std::string_view text, const LineLabel& lab, FileState& st) {
   // The previous line was cut by the terminal: this one continues it when it starts with the
   // rest of the record (indented, or a digit; no record marker of its own).
   std::string_view t = text;
   // A WorkNCCL(...) record cut before its ')' goes on on the next line, mid-word.
   bool open_work = has(st.wrapped, "WorkNCCL(") && st.wrapped.find(')', st.wrapped.find("WorkNCCL(")) == std::string::npos;
-  bool continues = !raw->empty() && !t.empty() && !has(t, "NCCL INFO") && !has(t, "NCCL WARN") &&
-                   !has(t, "WorkNCCL(") &&
-                   (is_space((*raw)[0]) || is_digit(t[0]) ||
+  bool continues = !t.empty() && !has(t, "NCCL INFO") && !has(t, "NCCL WARN") && !has(t, "WorkNCCL(") &&
+                   (indented || is_digit(t[0]) ||
                     (open_work && lab.rank < 0 && lab.task < 0 && lab.worker.empty() && !lab.when.known()));
   std::string joined = std::move(st.wrapped);
   LineLabel jl = st.wrapped_label;
@@ -310,8 +256,15 @@ bool LogReader::join_wrapped(std::string* raw, std::string_view text, const Line
 void LogReader::line(std::string* raw, FileState& st) {
   LineLabel lab;
   std::string_view text = repair_line(raw, &lab, &st.host_labels);
+  size_t at[kMaxRecordStarts];
+  size_t n = nccl_record_starts(text, at);
+  repaired(text, lab, !raw->empty() && is_space((*raw)[0]), at, n, st);
+}
+
+void LogReader::repaired(std::string_view text, const LineLabel& lab, bool indented, const size_t* starts,
+                         size_t nstarts, FileState& st) {
   if (lab.when.year > 0) file_year.emplace(st.name, lab.when.year);
-  if (st.have_wrapped && join_wrapped(raw, text, lab, st)) return;
+  if (st.have_wrapped && join_wrapped(indented, text, lab, st)) return;
   size_t work = text.find("WorkNCCL(");
   bool open_work = work != std::string_view::npos && text.find(')', work) == std::string_view::npos;
   if (lab.wrapped || open_work) {
@@ -325,18 +278,21 @@ void LogReader::line(std::string* raw, FileState& st) {
     if (st.block == "fr_trace") end_block(*this, st);
     return;
   }
-  segment(text, lab, st);
+  segment(text, lab, st, starts, nstarts);
 }
 
 // Splits a line into records: NCCL headers may be glued onto another process's output or onto
 // each other; more than a few glued records on one line are read as the last one's text.
 void LogReader::segment(std::string_view text, const LineLabel& lab, FileState& st) {
-  size_t starts_buf[16];
-  size_t nstarts = 0;
-  for (size_t k = find_nccl(text); k != std::string_view::npos; k = find_nccl(text, k + 6)) {
-    size_t b = record_start(text, k);
-    if (b != std::string_view::npos && (nstarts == 0 || b > starts_buf[nstarts - 1]) && nstarts < 16) starts_buf[nstarts++] = b;
-  }
+  size_t at[kMaxRecordStarts];
+  size_t n = nccl_record_starts(text, at);
+  segment(text, lab, st, at, n);
+}
+
+// The same, where the records start at `found` (nccl_record_starts of text).
+void LogReader::segment(std::string_view text, const LineLabel& lab, FileState& st, const size_t* found, size_t nstarts) {
+  size_t starts_buf[kMaxRecordStarts];
+  std::copy(found, found + nstarts, starts_buf);
   if (nstarts == 0) {
     size_t level = headerless_level(text);
     if (level == std::string_view::npos) {
@@ -352,7 +308,7 @@ void LogReader::segment(std::string_view text, const LineLabel& lab, FileState& 
   }
   // A record glued on with its own launcher prefix ("...stream 0x7f(RayTrainWorker pid=2,
   // ip=10.0.0.2) host:2:3 [0] NCCL INFO ...") starts at that prefix and has its own label.
-  bool own_prefix[16] = {};
+  bool own_prefix[kMaxRecordStarts] = {};
   for (size_t i = 1; i < nstarts; ++i) {
     size_t b = starts_buf[i];
     if (b < 3 || text[b - 1] != ' ' || text[b - 2] != ')') continue;
@@ -448,11 +404,14 @@ void LogReader::nccl_level(std::string_view rec, std::string_view level_body, co
   size_t sp = level_body.find(' ');
   std::string_view body = sp == std::string_view::npos ? std::string_view() : level_body.substr(sp + 1);
   Record r{*this, st, lab, proc, rec, true};
-  if (!warn && coll_entry_ >= 0 && is_coll_body(body)) {
+  // The body the line feed parsed ahead: this very text (the same bytes of its batch).
+  bool fed = fed_.fields != nullptr && fed_.body.data() == body.data() && fed_.body.size() == body.size();
+  if (!warn && coll_entry_ >= 0 && (fed || is_coll_body(body))) {
     // The hot path: COLL lines go to their hand-written reader without a pattern match (and
     // without a Hit, whose field slots would be cleared per line).
     ++hits[static_cast<size_t>(coll_entry_)];
-    read_coll_body(body, r);
+    if (fed) read_coll_fields(*fed_.fields, r);
+    else read_coll_body(body, r);
     return;
   }
   Hit hit;

@@ -17,6 +17,7 @@
 #include "evidence/coll_stream.h"
 #include "evidence/events.h"
 #include "evidence/input_source.h"
+#include "evidence/line_feed.h"
 #include "evidence/line_reader.h"
 #include "evidence/read_ras.h"
 
@@ -66,6 +67,10 @@ class LogReader {
   // breaks off (what was read before counts). Never throws on bad content: binary data, long
   // lines and huge numbers are counted as unreadable.
   bool read(ByteSource* in, const std::string& name, std::string* error);
+  // How many threads read() uses: 2 (the default where there are two cores or more) reads,
+  // decodes and repairs lines (line_feed.h) on a thread beside the one that judges them; 1 does
+  // all on the caller's. What is read is the same either way.
+  void set_read_threads(int n) { read_threads_ = n; }
   // For tests and the fuzzer: reads a string as if it were a file.
   void read_text(const std::string& text, const std::string& name);
 
@@ -112,8 +117,13 @@ class LogReader {
 
  private:
   void line(std::string* raw, FileState& st);
-  bool join_wrapped(std::string* raw, std::string_view text, const LineLabel& lab, FileState& st);
+  // A repaired line: `indented` when it began with a blank before repair, `starts` where its NCCL
+  // records start (line_feed.h).
+  void repaired(std::string_view text, const LineLabel& lab, bool indented, const size_t* starts, size_t nstarts,
+                FileState& st);
+  bool join_wrapped(bool indented, std::string_view text, const LineLabel& lab, FileState& st);
   void segment(std::string_view text, const LineLabel& lab, FileState& st);
+  void segment(std::string_view text, const LineLabel& lab, FileState& st, const size_t* starts, size_t nstarts);
   void nccl_record(std::string_view rec, const LineLabel& lab, FileState& st);
   void nccl_level(std::string_view rec, std::string_view level_body, const LineLabel& lab, int proc, FileState& st);
   void other_record(std::string_view text, const LineLabel& lab, FileState& st);
@@ -126,6 +136,8 @@ class LogReader {
 
   const Matcher& matcher_;
   bool keep_all_calls_;
+  int read_threads_ = 1;
+  FedColl fed_;  // the COLL body of the line being read that the feed parsed ahead, if any
   int coll_entry_ = -1;
   CollStream stream_;
   std::map<std::string, int> proc_index_;

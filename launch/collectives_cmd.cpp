@@ -50,13 +50,14 @@ std::vector<std::string> expand(const std::vector<std::string>& paths, std::stri
   return files;
 }
 
-CollectiveInput read_one(const std::string& f) {
+CollectiveInput read_one(const std::string& f, int read_threads) {
   if (f != "-" && file_is_collective_trace(f)) return read_collective_trace(f);
-  return evidence::read_collective_log(f);
+  return evidence::read_collective_log(f, read_threads);
 }
 
 // Reads every file, each as a trace or a log, one reader per file on as many threads as there
-// are cores; the results keep the order of the files. Files are told by content first: recorder
+// are cores; the results keep the order of the files. With fewer files than cores, each log's
+// lines are also read and repaired on a thread beside its reader (evidence/line_feed.h). Files are told by content first: recorder
 // outputs (Flight Recorder dumps, RAS JSON, Inspector records) go to *recorded, and a binary,
 // corrupt or unreadable file is the error, named.
 CollectivesInputs read_inputs(const std::vector<std::string>& paths,
@@ -78,10 +79,12 @@ CollectivesInputs read_inputs(const std::vector<std::string>& paths,
   }
   out.files.resize(files.size());
   std::atomic<size_t> next{0};
+  size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  int per_file = files.size() < cores ? 0 : 1;
   auto worker = [&] {
-    for (size_t i = next++; i < files.size(); i = next++) out.files[i] = read_one(files[i]);
+    for (size_t i = next++; i < files.size(); i = next++) out.files[i] = read_one(files[i], per_file);
   };
-  size_t n = std::min<size_t>(files.size(), std::max(1u, std::thread::hardware_concurrency()));
+  size_t n = std::min(files.size(), cores);
   std::vector<std::thread> pool;
   for (size_t t = 1; t < n; ++t) pool.emplace_back(worker);
   worker();
