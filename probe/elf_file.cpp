@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
+#include <memory>
+#include <string_view>
 
 #include "probe/fs_view.h"
 #include "probe/text.h"
@@ -96,7 +98,28 @@ bool in_file(uint64_t off, uint64_t size, uint64_t file_size) {
   return off <= file_size && size <= file_size - off;
 }
 
-std::string string_at(const std::vector<char>& table, uint64_t off) {
+// Bytes read from a file, left uninitialized until read: a zero fill would be a second pass
+// over tables of many MB.
+class Bytes {
+ public:
+  void resize(size_t n) {
+    if (n > cap_) {
+      p_.reset(new char[n]);
+      cap_ = n;
+    }
+    n_ = n;
+  }
+  char* data() { return p_.get(); }
+  const char* data() const { return p_.get(); }
+  size_t size() const { return n_; }
+
+ private:
+  std::unique_ptr<char[]> p_;
+  size_t n_ = 0;
+  size_t cap_ = 0;
+};
+
+std::string string_at(const Bytes& table, uint64_t off) {
   if (off >= table.size()) return "";
   const char* s = table.data() + off;
   size_t max = table.size() - off;
@@ -130,11 +153,73 @@ bool read_sections(const File& f, const Elf64_Ehdr& eh, uint64_t file_size, Sect
   return true;
 }
 
-bool read_table(const File& f, uint64_t off, uint64_t size, uint64_t file_size,
-                std::vector<char>* out) {
+bool read_table(const File& f, uint64_t off, uint64_t size, uint64_t file_size, Bytes* out) {
   if (size > kMaxTable || !in_file(off, size, file_size)) return false;
   out->resize(size);
   return size == 0 || f.read(off, out->data(), size);
+}
+
+// A string table located in the file but not read: the dynamic section names a handful of
+// strings in a table that is 11 MB in libtorch_cuda.so, so each is read where it lies.
+struct StringTable {
+  uint64_t off = 0;
+  uint64_t size = 0;
+};
+
+bool locate_table(uint64_t off, uint64_t size, uint64_t file_size, StringTable* out) {
+  if (size > kMaxTable || !in_file(off, size, file_size)) return false;
+  *out = {off, size};
+  return true;
+}
+
+// The NUL-terminated string at `at` in the table (cut at the table's end, as string_at does),
+// read in growing chunks. False when a read fails.
+bool string_in(const File& f, const StringTable& t, uint64_t at, std::string* out) {
+  out->clear();
+  if (at >= t.size) return true;
+  uint64_t chunk = 256;
+  for (uint64_t pos = at; pos < t.size; chunk = std::min<uint64_t>(chunk * 2, 1u << 20)) {
+    const uint64_t n = std::min(chunk, t.size - pos);
+    const size_t old = out->size();
+    out->resize(old + n);
+    if (!f.read(t.off + pos, &(*out)[old], n)) return false;
+    const size_t nul = out->find('\0', old);
+    if (nul != std::string::npos) {
+      out->resize(nul);
+      return true;
+    }
+    pos += n;
+  }
+  return true;
+}
+
+// NEEDED, SONAME, FLAGS_1, RPATH and RUNPATH from the dynamic entries, their strings read from
+// `strtab`. False (io_error) when a string cannot be read.
+bool dynamic_entries(const File& f, const std::vector<Elf64_Dyn>& dyn, const StringTable& strtab,
+                     ElfInfo* info) {
+  std::string v;
+  for (const auto& d : dyn) {
+    if (d.d_tag == DT_NULL) break;
+    const bool named = d.d_tag == DT_NEEDED || d.d_tag == DT_SONAME || d.d_tag == DT_RPATH ||
+                       d.d_tag == DT_RUNPATH;
+    if (named && !string_in(f, strtab, d.d_un.d_val, &v)) {
+      info->status = ElfStatus::io_error;
+      info->error = "cannot read the dynamic string table";
+      return false;
+    }
+    switch (d.d_tag) {
+      case DT_NEEDED: info->needed.push_back(v); break;
+      case DT_SONAME: info->soname = v; break;
+      case DT_FLAGS_1: info->flags_1 = d.d_un.d_val; break;
+      case DT_RPATH: info->rpath = split_nonempty(v, ':'); break;
+      case DT_RUNPATH:
+        info->runpath = split_nonempty(v, ':');
+        info->has_runpath = true;
+        break;
+      default: break;
+    }
+  }
+  return true;
 }
 
 // Section headers give the dynamic section and its string table directly; when they are absent
@@ -143,7 +228,7 @@ bool read_table(const File& f, uint64_t off, uint64_t size, uint64_t file_size,
 bool read_dynamic(const File& f, const Elf64_Ehdr& eh, const Sections& sec, uint64_t file_size,
                   ElfInfo* info) {
   uint64_t dyn_off = 0, dyn_size = 0;
-  std::vector<char> strtab;
+  StringTable strtab;
   bool have_strtab = false;
   for (const auto& sh : sec.headers) {
     if (sh.sh_type == SHT_DYNAMIC) {
@@ -151,7 +236,7 @@ bool read_dynamic(const File& f, const Elf64_Ehdr& eh, const Sections& sec, uint
       dyn_size = sh.sh_size;
       if (sh.sh_link < sec.headers.size()) {
         const auto& st = sec.headers[sh.sh_link];
-        have_strtab = read_table(f, st.sh_offset, st.sh_size, file_size, &strtab);
+        have_strtab = locate_table(st.sh_offset, st.sh_size, file_size, &strtab);
       }
       break;
     }
@@ -194,8 +279,8 @@ bool read_dynamic(const File& f, const Elf64_Ehdr& eh, const Sections& sec, uint
     for (const auto& ph : phdrs) {
       if (ph.p_type == PT_LOAD && str_vaddr >= ph.p_vaddr &&
           str_vaddr - ph.p_vaddr < ph.p_filesz) {
-        have_strtab = read_table(f, ph.p_offset + (str_vaddr - ph.p_vaddr), str_size, file_size,
-                                 &strtab);
+        have_strtab = locate_table(ph.p_offset + (str_vaddr - ph.p_vaddr), str_size, file_size,
+                                   &strtab);
       }
     }
     if (!have_strtab) {
@@ -204,24 +289,74 @@ bool read_dynamic(const File& f, const Elf64_Ehdr& eh, const Sections& sec, uint
       return false;
     }
   }
-  for (const auto& d : dyn) {
-    if (d.d_tag == DT_NULL) break;
-    switch (d.d_tag) {
-      case DT_NEEDED: info->needed.push_back(string_at(strtab, d.d_un.d_val)); break;
-      case DT_SONAME: info->soname = string_at(strtab, d.d_un.d_val); break;
-      case DT_FLAGS_1: info->flags_1 = d.d_un.d_val; break;
-      case DT_RPATH: info->rpath = split_nonempty(string_at(strtab, d.d_un.d_val), ':'); break;
-      case DT_RUNPATH:
-        info->runpath = split_nonempty(string_at(strtab, d.d_un.d_val), ':');
-        info->has_runpath = true;
-        break;
-      default: break;
-    }
+  return dynamic_entries(f, dyn, strtab, info);
+}
+
+ElfSymbol symbol_of(const Elf64_Sym& s, std::string name) {
+  ElfSymbol out;
+  out.name = std::move(name);
+  out.defined = s.st_shndx != SHN_UNDEF;
+  out.weak = ELF64_ST_BIND(s.st_info) == STB_WEAK;
+  out.function = ELF64_ST_TYPE(s.st_info) == STT_FUNC;
+  return out;
+}
+
+Elf64_Sym symbol_at(const Bytes& raw, size_t i) {
+  Elf64_Sym s;
+  std::memcpy(&s, raw.data() + i * sizeof(Elf64_Sym), sizeof s);
+  return s;
+}
+
+// Every named symbol, the string table read whole.
+bool all_dynsyms(const File& f, const StringTable& t, const Bytes& raw, ElfInfo* info) {
+  Bytes strtab;
+  strtab.resize(t.size);
+  if (t.size > 0 && !f.read(t.off, strtab.data(), t.size)) return false;
+  const size_t n = raw.size() / sizeof(Elf64_Sym);
+  info->dynsyms.reserve(n);
+  for (size_t i = 1; i < n; ++i) {  // entry 0 is the reserved null symbol
+    const Elf64_Sym s = symbol_at(raw, i);
+    std::string name = string_at(strtab, s.st_name);
+    if (!name.empty()) info->dynsyms.push_back(symbol_of(s, std::move(name)));
   }
   return true;
 }
 
-void read_dynsyms(const File& f, const Sections& sec, uint64_t file_size, ElfInfo* info) {
+// The symbols whose names start with `prefix`, in table order. The string table (11 MB in
+// libtorch_cuda.so, for a few dozen nccl* names) goes through one reused window, each name's
+// first bytes compared there; only a match is read whole.
+bool prefixed_dynsyms(const File& f, const StringTable& t, const Bytes& raw,
+                      std::string_view prefix, ElfInfo* info) {
+  constexpr uint64_t kWindow = 1u << 20;
+  const size_t n = raw.size() / sizeof(Elf64_Sym);
+  std::vector<uint32_t> names(n);
+  for (size_t i = 1; i < n; ++i) names[i] = symbol_at(raw, i).st_name;
+  std::vector<size_t> hits;
+  Bytes window;
+  for (uint64_t base = 0; base < t.size; base += kWindow) {
+    const uint64_t len = std::min<uint64_t>(kWindow + prefix.size(), t.size - base);
+    window.resize(len);
+    if (!f.read(t.off + base, window.data(), len)) return false;
+    for (size_t i = 1; i < n; ++i) {
+      const uint64_t at = names[i];
+      if (at < base || at - base >= kWindow || at - base + prefix.size() > len) continue;
+      const char* p = window.data() + (at - base);
+      if (p[0] == prefix[0] && std::memcmp(p, prefix.data(), prefix.size()) == 0)
+        hits.push_back(i);
+    }
+  }
+  std::sort(hits.begin(), hits.end());
+  std::string name;
+  for (size_t i : hits) {
+    const Elf64_Sym s = symbol_at(raw, i);
+    if (!string_in(f, t, s.st_name, &name)) return false;
+    info->dynsyms.push_back(symbol_of(s, name));
+  }
+  return true;
+}
+
+void read_dynsyms(const File& f, const Sections& sec, uint64_t file_size, std::string_view prefix,
+                  ElfInfo* info) {
   if (sec.headers.empty()) {
     info->dynsyms_error = "it has no section headers (stripped), so its dynamic symbol table "
                           "cannot be located";
@@ -233,29 +368,23 @@ void read_dynsyms(const File& f, const Sections& sec, uint64_t file_size, ElfInf
       info->dynsyms_error = "its dynamic symbol table names no string table";
       return;
     }
-    std::vector<char> strtab;
+    StringTable strtab;
     const auto& st = sec.headers[sh.sh_link];
-    if (!read_table(f, st.sh_offset, st.sh_size, file_size, &strtab)) {
+    if (!locate_table(st.sh_offset, st.sh_size, file_size, &strtab)) {
       info->dynsyms_error = "its dynamic string table lies past the end of the file";
       return;
     }
-    std::vector<char> raw;
+    Bytes raw;
     if (!read_table(f, sh.sh_offset, sh.sh_size, file_size, &raw)) {
       info->dynsyms_error = "its dynamic symbol table lies past the end of the file";
       return;
     }
-    size_t n = raw.size() / sizeof(Elf64_Sym);
-    info->dynsyms.reserve(n);
-    for (size_t i = 1; i < n; ++i) {  // entry 0 is the reserved null symbol
-      Elf64_Sym s;
-      std::memcpy(&s, raw.data() + i * sizeof(Elf64_Sym), sizeof s);
-      ElfSymbol out;
-      out.name = string_at(strtab, s.st_name);
-      if (out.name.empty()) continue;
-      out.defined = s.st_shndx != SHN_UNDEF;
-      out.weak = ELF64_ST_BIND(s.st_info) == STB_WEAK;
-      out.function = ELF64_ST_TYPE(s.st_info) == STT_FUNC;
-      info->dynsyms.push_back(std::move(out));
+    const bool read = prefix.empty() ? all_dynsyms(f, strtab, raw, info)
+                                     : prefixed_dynsyms(f, strtab, raw, prefix, info);
+    if (!read) {
+      info->dynsyms.clear();
+      info->dynsyms_error = "its dynamic string table cannot be read";
+      return;
     }
     info->dynsyms_read = true;
     return;
@@ -265,7 +394,7 @@ void read_dynsyms(const File& f, const Sections& sec, uint64_t file_size, ElfInf
 
 }  // namespace
 
-ElfInfo read_elf(const std::string& path, bool symbols) {
+ElfInfo read_elf(const std::string& path, bool symbols, std::string_view symbol_prefix) {
   ElfInfo info;
   std::string why;
   int err = 0;
@@ -311,7 +440,7 @@ ElfInfo read_elf(const std::string& path, bool symbols) {
   Sections sec;
   if (!read_sections(f, eh, info.file_size, &sec, &info)) return info;
   if (!read_dynamic(f, eh, sec, info.file_size, &info)) return info;
-  if (symbols) read_dynsyms(f, sec, info.file_size, &info);
+  if (symbols) read_dynsyms(f, sec, info.file_size, symbol_prefix, &info);
   info.status = ElfStatus::ok;
   return info;
 }
@@ -324,7 +453,7 @@ void scan_range(const File& f, uint64_t off, uint64_t size, const std::string& n
                 std::vector<std::string>* out) {
   constexpr uint64_t kChunk = 4ull << 20;
   constexpr uint64_t kOverlap = 256;
-  std::vector<char> buf;
+  Bytes buf;
   uint64_t pos = off;
   const uint64_t end = off + size;
   while (pos < end) {
@@ -364,7 +493,7 @@ std::vector<std::string> find_strings(const std::string& path, const std::string
   if (elf64 && eh.e_shnum > 0 && eh.e_shstrndx < eh.e_shnum) {
     uint64_t bytes = uint64_t(eh.e_shnum) * sizeof(Elf64_Shdr);
     std::vector<Elf64_Shdr> sh(eh.e_shnum);
-    std::vector<char> names;
+    Bytes names;
     if (in_file(eh.e_shoff, bytes, file_size) && f.read(eh.e_shoff, sh.data(), bytes) &&
         read_table(f, sh[eh.e_shstrndx].sh_offset, sh[eh.e_shstrndx].sh_size, file_size,
                    &names)) {
@@ -404,7 +533,7 @@ std::vector<std::string> source_file_symbols(const std::string& path, size_t max
   for (const auto& s : sec.headers) {
     if (s.sh_type != SHT_SYMTAB || s.sh_link >= sec.headers.size()) continue;
     const Elf64_Shdr& strtab = sec.headers[s.sh_link];
-    std::vector<char> strings, symbols;
+    Bytes strings, symbols;
     // STT_FILE entries are local symbols, which come first: the head of the table suffices.
     uint64_t bytes = std::min<uint64_t>(s.sh_size, 65536 * sizeof(Elf64_Sym));
     bytes -= bytes % sizeof(Elf64_Sym);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace denpex {
@@ -59,8 +60,10 @@ uint16_t host_machine();
 // Reads headers, the dynamic section, and (when `symbols`) the dynamic symbol table of `path`.
 // Never throws; failure is in the returned status (an unreadable symbol table alone leaves the
 // status ok and sets dynsyms_read = false). Follows symlinks (callers resolve first when
-// that matters).
-ElfInfo read_elf(const std::string& path, bool symbols);
+// that matters). A non-empty `symbol_prefix` keeps in `dynsyms` only the symbols whose names
+// start with it (dynsyms_read still says whether the whole table was read): the NCCL ABI check
+// wants the nccl* names of a library that has tens of thousands.
+ElfInfo read_elf(const std::string& path, bool symbols, std::string_view symbol_prefix = {});
 
 // Searches the read-only data of `path` for every occurrence of `needle` and returns the
 // NUL-terminated strings that start with it (each capped at 256 bytes). Looks in .rodata (and

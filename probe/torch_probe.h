@@ -39,8 +39,12 @@ struct VersionPy {
 // text is not text.
 VersionPy parse_version_py(const std::string& text);
 
+// The prefix of every NCCL symbol: a consumer read for the ABI check needs its dynamic symbols
+// with this prefix only (read_elf's symbol_prefix).
+inline constexpr const char* kNcclPrefix = "nccl";
+
 // The ABI check for any library that imports NCCL (PyTorch's libtorch_cuda.so, CuPy's nccl
-// extension): the nccl* symbols `consumer_elf` (read with dynamic symbols) imports against those
+// extension): the nccl* symbols `consumer_elf` (read with dynamic symbols, all or those with kNcclPrefix) imports against those
 // `library` (host path `library_host`) exports. `error` is set, and nothing listed, when either
 // symbol table cannot be read.
 AbiCheck check_nccl_abi(const std::string& consumer, const ElfInfo& consumer_elf,
