@@ -322,41 +322,75 @@ bool all_dynsyms(const File& f, const StringTable& t, const Bytes& raw, ElfInfo*
   return true;
 }
 
-// The symbols whose names start with `prefix`, in table order. The string table (11 MB in
-// libtorch_cuda.so, for a few dozen nccl* names) goes through one reused window, each name's
-// first bytes compared there; only a match is read whole.
-bool prefixed_dynsyms(const File& f, const StringTable& t, const Bytes& raw,
-                      std::string_view prefix, ElfInfo* info) {
-  constexpr uint64_t kWindow = 1u << 20;
+struct NamedIndex {
+  uint32_t index;  // in the symbol table
+  uint32_t name;   // st_name: the offset of its name in the string table
+};
+
+// Symbols grouped by the window of the string table their names start in (a counting sort):
+// bucket w is order[first[w] .. first[w + 1]). Names past the table are left out, and with
+// `undefined_only` the symbols an object defines.
+void bucket_names(const Bytes& raw, uint64_t table_size, uint64_t window, bool undefined_only,
+                  std::vector<uint32_t>* first, std::vector<NamedIndex>* order) {
+  auto wanted = [&](const Elf64_Sym& s) {
+    return s.st_name < table_size && (!undefined_only || s.st_shndx == SHN_UNDEF);
+  };
   const size_t n = raw.size() / sizeof(Elf64_Sym);
-  std::vector<uint32_t> names(n);
-  for (size_t i = 1; i < n; ++i) names[i] = symbol_at(raw, i).st_name;
-  std::vector<size_t> hits;
+  const size_t windows = static_cast<size_t>((table_size + window - 1) / window);
+  first->assign(windows + 1, 0);
+  for (size_t i = 1; i < n; ++i) {
+    const Elf64_Sym s = symbol_at(raw, i);
+    if (wanted(s)) ++(*first)[s.st_name / window + 1];
+  }
+  for (size_t w = 0; w < windows; ++w) (*first)[w + 1] += (*first)[w];
+  order->resize((*first)[windows]);
+  std::vector<uint32_t> next(first->begin(), first->end() - 1);
+  for (size_t i = 1; i < n; ++i) {
+    const Elf64_Sym s = symbol_at(raw, i);
+    if (wanted(s))
+      (*order)[next[s.st_name / window]++] = NamedIndex{static_cast<uint32_t>(i), s.st_name};
+  }
+}
+
+// The symbols whose names start with `prefix`, in table order. The string table (11 MB in
+// libtorch_cuda.so, for a few dozen nccl* names) goes through one reused window small enough
+// to stay in the CPU's cache, each name's first bytes compared there; only a match is read
+// whole.
+bool prefixed_dynsyms(const File& f, const StringTable& t, const Bytes& raw,
+                      const SymbolFilter& want, ElfInfo* info) {
+  const std::string_view prefix = want.prefix;
+  constexpr uint64_t kWindow = 64u << 10;
+  std::vector<uint32_t> first;
+  std::vector<NamedIndex> order;
+  bucket_names(raw, t.size, kWindow, want.undefined_only, &first, &order);
+  std::vector<uint32_t> hits;
   Bytes window;
-  for (uint64_t base = 0; base < t.size; base += kWindow) {
+  for (size_t w = 0; w + 1 < first.size(); ++w) {
+    if (first[w] == first[w + 1]) continue;
+    const uint64_t base = w * kWindow;
     const uint64_t len = std::min<uint64_t>(kWindow + prefix.size(), t.size - base);
     window.resize(len);
     if (!f.read(t.off + base, window.data(), len)) return false;
-    for (size_t i = 1; i < n; ++i) {
-      const uint64_t at = names[i];
-      if (at < base || at - base >= kWindow || at - base + prefix.size() > len) continue;
-      const char* p = window.data() + (at - base);
-      if (p[0] == prefix[0] && std::memcmp(p, prefix.data(), prefix.size()) == 0)
-        hits.push_back(i);
+    for (uint32_t k = first[w]; k < first[w + 1]; ++k) {
+      const uint64_t at = order[k].name - base;
+      if (at + prefix.size() <= len &&
+          (prefix.empty() || (window.data()[at] == prefix[0] &&
+                              std::memcmp(window.data() + at, prefix.data(), prefix.size()) == 0)))
+        hits.push_back(order[k].index);
     }
   }
   std::sort(hits.begin(), hits.end());
   std::string name;
-  for (size_t i : hits) {
+  for (uint32_t i : hits) {
     const Elf64_Sym s = symbol_at(raw, i);
     if (!string_in(f, t, s.st_name, &name)) return false;
-    info->dynsyms.push_back(symbol_of(s, name));
+    if (!name.empty()) info->dynsyms.push_back(symbol_of(s, name));
   }
   return true;
 }
 
-void read_dynsyms(const File& f, const Sections& sec, uint64_t file_size, std::string_view prefix,
-                  ElfInfo* info) {
+void read_dynsyms(const File& f, const Sections& sec, uint64_t file_size,
+                  const SymbolFilter& want, ElfInfo* info) {
   if (sec.headers.empty()) {
     info->dynsyms_error = "it has no section headers (stripped), so its dynamic symbol table "
                           "cannot be located";
@@ -379,8 +413,9 @@ void read_dynsyms(const File& f, const Sections& sec, uint64_t file_size, std::s
       info->dynsyms_error = "its dynamic symbol table lies past the end of the file";
       return;
     }
-    const bool read = prefix.empty() ? all_dynsyms(f, strtab, raw, info)
-                                     : prefixed_dynsyms(f, strtab, raw, prefix, info);
+    const bool read = want.prefix.empty() && !want.undefined_only
+                          ? all_dynsyms(f, strtab, raw, info)
+                          : prefixed_dynsyms(f, strtab, raw, want, info);
     if (!read) {
       info->dynsyms.clear();
       info->dynsyms_error = "its dynamic string table cannot be read";
@@ -394,7 +429,7 @@ void read_dynsyms(const File& f, const Sections& sec, uint64_t file_size, std::s
 
 }  // namespace
 
-ElfInfo read_elf(const std::string& path, bool symbols, std::string_view symbol_prefix) {
+ElfInfo read_elf(const std::string& path, bool symbols, const SymbolFilter& want) {
   ElfInfo info;
   std::string why;
   int err = 0;
@@ -440,7 +475,7 @@ ElfInfo read_elf(const std::string& path, bool symbols, std::string_view symbol_
   Sections sec;
   if (!read_sections(f, eh, info.file_size, &sec, &info)) return info;
   if (!read_dynamic(f, eh, sec, info.file_size, &info)) return info;
-  if (symbols) read_dynsyms(f, sec, info.file_size, symbol_prefix, &info);
+  if (symbols) read_dynsyms(f, sec, info.file_size, want, &info);
   info.status = ElfStatus::ok;
   return info;
 }

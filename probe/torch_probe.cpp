@@ -110,7 +110,7 @@ AbiCheck check_nccl_abi(const std::string& consumer, const ElfInfo& consumer_elf
   }
   a.imported = nccl_imports(consumer_elf);
   // Only nccl* names are imported, so only they need to be known as exported.
-  ElfInfo lib = read_elf(library_host, true, kNcclPrefix);
+  ElfInfo lib = read_elf(library_host, true, SymbolFilter{kNcclPrefix, false});
   if (lib.status != ElfStatus::ok || !lib.dynsyms_read) {
     a.error = fmt::format("cannot read the dynamic symbols of {}: {}", library,
                           lib.status != ElfStatus::ok ? to_string(lib.status) : lib.dynsyms_error);
@@ -244,7 +244,7 @@ TorchProbe probe_torch(const ProbeContext& ctx, const std::vector<SitePackagesDi
   }
   t.build = "cuda";
   t.libtorch_cuda = lib.path;
-  ElfInfo elf = read_elf(host_path(fs, lib.path), true, kNcclPrefix);
+  ElfInfo elf = read_elf(host_path(fs, lib.path), true, kNcclImports);
   if (elf.status != ElfStatus::ok) {
     t.status = TorchStatus::error;
     t.error = fmt::format("{}: {}", lib.path, to_string(elf.status));
