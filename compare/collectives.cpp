@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "compare/evidence_cut.h"
 #include "compare/fold.h"
 #include "compare/vote.h"
 
@@ -288,7 +289,7 @@ const char* kFixStuck =
     "others are waiting for it, so restarting without fixing it hangs again";
 
 std::string call_name(const CollectiveCall& c) {
-  return c.kind == CollKind::unknown ? c.op_name : std::string(to_string(c.kind));
+  return c.kind == CollKind::unknown ? c.op_name.str() : std::string(to_string(c.kind));
 }
 
 // "AllReduce #50", "Send to peer 3 (call 12 on the communicator)", "CommInitRank".
@@ -397,7 +398,7 @@ Finding stuck_finding(const std::string& comm, const std::vector<const Position*
   f.seq = c.coll_seq >= 0 ? c.coll_seq : c.trace_seq;
   fill_blame(&f, members);
   f.found = fmt::format("in flight since {}: {}", utc_time(since),
-                        c.kind == CollKind::unknown ? c.op_name : describe(c));
+                        c.kind == CollKind::unknown ? c.op_name.str() : describe(c));
   std::vector<int> others;
   for (const auto* a : ahead) others.push_back(blame_rank(*a->m));
   f.expected = fmt::format("returned, as {} did", rank_subject(others));
@@ -423,7 +424,7 @@ Finding waiting_finding(const std::string& comm, const std::vector<const Positio
   f.code = "collective-in-flight";
   f.comm = comm;
   f.seq = c.coll_seq >= 0 ? c.coll_seq : c.trace_seq;
-  f.found = fmt::format("in flight since {}: {}", utc_time(since), c.kind == CollKind::unknown ? c.op_name : describe(c));
+  f.found = fmt::format("in flight since {}: {}", utc_time(since), c.kind == CollKind::unknown ? c.op_name.str() : describe(c));
   std::string waits = fmt::format("{} {} waiting in {} on communicator {} since {}", rank_subject(waiters),
                                   waiters.size() == 1 ? "is" : "are", where(c), comm, utc_time(since));
   if (!behind.empty()) {
@@ -479,7 +480,7 @@ void analyse_in_flight(const std::string& comm, const std::vector<const CommSequ
   // Life-cycle calls (init, split, destroy...): the ranks that returned from the same call are
   // past the stuck ones; the ranks that neither entered nor returned it are behind them.
   std::set<std::string> ops;
-  for (const auto* p : life) ops.insert(p->in_flight->op_name);
+  for (const auto* p : life) ops.insert(p->in_flight->op_name.str());
   for (const auto& op : ops) {
     bool init_op = op.rfind("CommInit", 0) == 0 || op == "CommSplit" || op == "CommShrink";
     std::vector<const Position*> in_op, ahead, behind;
@@ -543,7 +544,7 @@ std::string redop_name(int op) {
 }
 
 std::string describe(const CollectiveCall& c) {
-  std::string name = c.kind == CollKind::unknown ? c.op_name : to_string(c.kind);
+  std::string name = c.kind == CollKind::unknown ? c.op_name.str() : to_string(c.kind);
   std::string args = fmt::format("count={}, {}", c.count, datatype_name(c.datatype));
   if (has_redop(c.kind)) args += ", " + redop_name(c.redop);
   if (has_root(c.kind)) args += fmt::format(", root={}", c.root);
@@ -567,6 +568,60 @@ std::vector<Finding> analyse_sequences(const std::vector<CommSequence>& sequence
   return out;
 }
 
+namespace {
+
+using WatchKey = std::tuple<long long, std::string, long long, long long>;
+using WatchGroups = std::vector<std::pair<WatchKey, std::vector<const WatchdogState*>>>;
+
+// About half a terminal line: a fingerprint's side keeps what the difference belongs to
+// ("OpType=ALLREDUCE, TensorShape=[...]") and both sides fit the one line of a merged finding.
+constexpr std::size_t kQuoteWidth = 110;
+
+// How group `gi` is shown against group `other`: in the user's own text when every state of both
+// groups has it (a DETAIL fingerprint), cut around where the two differ; else the fields read.
+std::string show_group(const WatchGroups& list, std::size_t gi, std::size_t other, int pass) {
+  const WatchKey& k = list[gi].first;
+  if (pass == 1) return fmt::format("last enqueued work {}", std::get<0>(k));
+  const std::string& mine = list[gi].second.front()->text;
+  const std::string& theirs = list[other].second.front()->text;
+  if (!mine.empty() && !theirs.empty()) return cut_around_difference(mine, theirs, kQuoteWidth);
+  return fmt::format("WorkNCCL(SeqNum={}, OpType={}, NumelIn={}, NumelOut={})", std::get<0>(k), std::get<1>(k),
+                     std::get<2>(k), std::get<3>(k));
+}
+
+// The finding for group `gi` of process group `comm`, against the majority `maj` (-1: none).
+Finding watchdog_finding(const std::string& comm, const WatchGroups& list, std::size_t gi, int maj, int pass) {
+  const bool tie = maj < 0;
+  const auto& g = list[gi];
+  const std::size_t ref = judged_against(maj, gi);
+  Finding f;
+  f.comm = comm;
+  f.seq = std::get<0>(g.first);
+  f.fix = kFixCollective;
+  std::set<int> ranks;
+  std::set<std::string> hosts;
+  for (const auto* s : g.second) {
+    ranks.insert(s->global_rank >= 0 ? s->global_rank : s->rank);
+    if (!s->host.empty()) hosts.insert(s->host);
+  }
+  f.ranks.assign(ranks.begin(), ranks.end());
+  f.hosts.assign(hosts.begin(), hosts.end());
+  f.found = show_group(list, gi, ref, pass);
+  std::vector<std::string> others;
+  for (std::size_t oi = 0; oi < list.size(); ++oi)
+    if (oi != gi && (tie || static_cast<int>(oi) == maj)) others.push_back(show_group(list, oi, gi, pass));
+  f.expected = fmt::format("{}", fmt::join(others, " or "));
+  const WatchKey& rk = list[ref].first;
+  if (std::get<0>(g.first) != std::get<0>(rk)) f.code = "collective-missing";
+  else if (std::get<1>(g.first) != std::get<1>(rk)) f.code = "collective-mismatch";
+  else f.code = "collective-args-mismatch";
+  f.message = fmt::format("{} of process group {} reports {}; {}the others report {}", rank_subject(f.ranks), comm,
+                          f.found, tie ? "no majority: " : "", f.expected);
+  return f;
+}
+
+}  // namespace
+
 std::vector<Finding> analyse_watchdog(const std::vector<WatchdogState>& states) {
   std::map<std::string, std::vector<const WatchdogState*>> by_group;
   for (const auto& s : states) by_group[s.group].push_back(&s);
@@ -574,51 +629,18 @@ std::vector<Finding> analyse_watchdog(const std::vector<WatchdogState>& states) 
   for (const auto& kv : by_group) {
     // Two readings, most specific first: the timed-out work, then the last enqueued sequence number.
     for (int pass = 0; pass < 2; ++pass) {
-      using Key = std::tuple<long long, std::string, long long, long long>;
-      std::map<Key, std::vector<const WatchdogState*>> groups;
+      std::map<WatchKey, std::vector<const WatchdogState*>> groups;
       for (const auto* s : kv.second) {
-        if (pass == 0 && s->seq >= 0) groups[Key{s->seq, s->op_type, s->numel_in, s->numel_out}].push_back(s);
-        if (pass == 1 && s->last_enqueued >= 0) groups[Key{s->last_enqueued, "", -1, -1}].push_back(s);
+        if (pass == 0 && s->seq >= 0) groups[WatchKey{s->seq, s->op_type, s->numel_in, s->numel_out}].push_back(s);
+        if (pass == 1 && s->last_enqueued >= 0) groups[WatchKey{s->last_enqueued, "", -1, -1}].push_back(s);
       }
       if (groups.size() < 2) continue;
-      const std::vector<std::pair<Key, std::vector<const WatchdogState*>>> list(groups.begin(), groups.end());
+      const WatchGroups list(groups.begin(), groups.end());
       std::vector<size_t> weights;
       for (const auto& g : list) weights.push_back(g.second.size());
       const int maj = strict_majority(weights);
-      const bool tie = maj < 0;
-      auto show = [pass](const Key& k) {
-        return pass == 0 ? fmt::format("WorkNCCL(SeqNum={}, OpType={}, NumelIn={}, NumelOut={})", std::get<0>(k),
-                                       std::get<1>(k), std::get<2>(k), std::get<3>(k))
-                         : fmt::format("last enqueued work {}", std::get<0>(k));
-      };
-      for (size_t gi = 0; gi < list.size(); ++gi) {
-        if (static_cast<int>(gi) == maj) continue;
-        const auto& g = list[gi];
-        Finding f;
-        f.comm = kv.first;
-        f.seq = std::get<0>(g.first);
-        f.fix = kFixCollective;
-        std::set<int> ranks;
-        std::set<std::string> hosts;
-        for (const auto* s : g.second) {
-          ranks.insert(s->global_rank >= 0 ? s->global_rank : s->rank);
-          if (!s->host.empty()) hosts.insert(s->host);
-        }
-        f.ranks.assign(ranks.begin(), ranks.end());
-        f.hosts.assign(hosts.begin(), hosts.end());
-        f.found = show(g.first);
-        std::vector<std::string> others;
-        for (size_t oi = 0; oi < list.size(); ++oi)
-          if (oi != gi && (tie || static_cast<int>(oi) == maj)) others.push_back(show(list[oi].first));
-        f.expected = fmt::format("{}", fmt::join(others, " or "));
-        const Key& ref = list[judged_against(maj, gi)].first;
-        if (std::get<0>(g.first) != std::get<0>(ref)) f.code = "collective-missing";
-        else if (std::get<1>(g.first) != std::get<1>(ref)) f.code = "collective-mismatch";
-        else f.code = "collective-args-mismatch";
-        f.message = fmt::format("{} of process group {} reports {}; {}the others report {}", rank_subject(f.ranks), kv.first,
-                                f.found, tie ? "no majority: " : "", f.expected);
-        out.push_back(std::move(f));
-      }
+      for (size_t gi = 0; gi < list.size(); ++gi)
+        if (static_cast<int>(gi) != maj) out.push_back(watchdog_finding(kv.first, list, gi, maj, pass));
       break;  // the more specific reading decided
     }
   }

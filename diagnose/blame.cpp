@@ -70,7 +70,32 @@ std::string collateral_key(const Failure& f) {
   }
 }
 
+// Whose clock stamped a failure: its host, else its file (one node's log, as a rule).
+std::string clock_of(const Failure& f) { return f.who.host.empty() ? "file " + f.evidence.file : f.who.host; }
+
 }  // namespace
+
+long long clock_skew_us(const std::vector<Failure>& failures) {
+  // Per work, the earliest start each host's lines give for it.
+  std::map<std::pair<std::string, long long>, std::map<std::string, long long>> starts;
+  for (const auto& f : failures) {
+    if (f.kind != Failure::Kind::timeout || f.seq < 0 || f.ran_ms < 0 || f.ran_ms > 1000000000LL || !f.when.known())
+      continue;
+    long long start = f.when.us - f.ran_ms * 1000;
+    auto& by_clock = starts[{f.group, f.seq}];
+    std::string clock = clock_of(f);
+    auto it = by_clock.find(clock);
+    if (it == by_clock.end() || start < it->second) by_clock[clock] = start;
+  }
+  long long skew = 0;
+  for (const auto& kv : starts) {
+    if (kv.second.size() < 2) continue;
+    auto [lo, hi] = std::minmax_element(kv.second.begin(), kv.second.end(),
+                                        [](const auto& a, const auto& b) { return a.second < b.second; });
+    skew = std::max(skew, hi->second - lo->second);
+  }
+  return skew;
+}
 
 std::string party_subject(const Party& p) {
   std::vector<std::string> parts;
@@ -102,11 +127,53 @@ bool environment_party(const std::vector<Divergence>& environment, Party* p) {
   return false;
 }
 
+// How two failures' times compare: -1, 0 or 1 as When::compare, but stamps of different hosts
+// closer than the clock skew are indistinguishable (0; *within_skew says so).
+int compare_times(const Failure& a, When wa, const Failure& b, When wb, long long skew_us, bool* within_skew) {
+  *within_skew = false;
+  if (!wa.known() || !wb.known()) return 0;
+  int c = When::compare(wa, wb);
+  bool other_hosts = clock_of(a) != clock_of(b);
+  long long gap = wa.us > wb.us ? wa.us - wb.us : wb.us - wa.us;
+  if (c != 0 && other_hosts && skew_us > 0 && gap <= skew_us) {
+    *within_skew = true;
+    return 0;
+  }
+  return c;
+}
+
+std::string key_of(const Who& w) { return w.rank >= 0 ? fmt::format("r{}", w.rank) : w.proc; }
+
+// Processes that also only waited for another: a timeout or an abort after a peer failed.
+std::set<std::string> waiting_processes(const std::vector<Failure>& failures) {
+  std::set<std::string> out;
+  for (const auto& f : failures)
+    if (f.kind == Failure::Kind::timeout || f.kind == Failure::Kind::aborted) out.insert(key_of(f.who));
+  return out;
+}
+
+// At times that do not order them: 1 when f goes before first, -1 when after, 0 undecided. NCCL's
+// own cause line or transport fault before its process's general error; a rank that did not wait before one that
+// did; a rank's own error before a fault of the fabric another process met.
+int tie_order(const Failure& f, const Failure& first, const std::set<std::string>& waited) {
+  bool same = key_of(f.who) == key_of(first.who);
+  // NCCL's own text of the fault (its cause line, a transport's fault) says more than the
+  // general error its process then raised.
+  bool fs = f.cause || f.shared_fault, ps = first.cause || first.shared_fault;
+  if (same && fs != ps) return fs ? 1 : -1;
+  if (same) return 0;
+  bool fw = waited.count(key_of(f.who)) > 0, pw = waited.count(key_of(first.who)) > 0;
+  if (fw != pw) return fw ? -1 : 1;
+  if (f.shared_fault != first.shared_fault) return f.shared_fault ? -1 : 1;
+  return 0;
+}
+
 // 1. The earliest own error: by time, then a stamped one before an unstamped one, then the most
 // specific, then the first in the input. nullptr when no rank raised one.
 const Failure* earliest_own(const std::vector<Failure>& failures, const std::vector<LauncherEntry>& launcher,
-                            When* first_when) {
+                            long long skew_us, When* first_when, bool* by_skew) {
   const Failure* first = nullptr;
+  std::set<std::string> waited = waiting_processes(failures);
   for (const auto& f : failures) {
     if (!own(f.kind)) continue;
     When w = time_of(f, launcher);
@@ -115,18 +182,51 @@ const Failure* earliest_own(const std::vector<Failure>& failures, const std::vec
       *first_when = w;
       continue;
     }
-    int c = (w.known() && first_when->known()) ? When::compare(w, *first_when) : 0;
+    bool within_skew = false;
+    int c = compare_times(f, w, *first, *first_when, skew_us, &within_skew);
     bool same_known = w.known() == first_when->known();
+    int tie = c == 0 && same_known ? tie_order(f, *first, waited) : 0;
     // Then a line that names its rank before one that names none (a cgroup's OOM line, then the
     // launcher's line naming the task it killed).
     bool named_first = same_known && specificity(f) == specificity(*first) && f.who.rank >= 0 && first->who.rank < 0;
-    if (c < 0 || (c == 0 && ((w.known() && !first_when->known()) ||
-                             (same_known && specificity(f) < specificity(*first)) || named_first))) {
+    bool before = c < 0 || (c == 0 && (tie > 0 || (w.known() && !first_when->known()) ||
+                                       (tie == 0 && same_known && specificity(f) < specificity(*first)) ||
+                                       (tie == 0 && named_first)));
+    if (before) {
+      // The skew reversed what the stamps say: causality decided.
+      *by_skew = within_skew && When::compare(w, *first_when) > 0;
       first = &f;
       *first_when = w;
+    } else if (within_skew && When::compare(w, *first_when) < 0) {
+      *by_skew = true;
     }
   }
   return first;
+}
+
+// The processes besides `first` that met the same fault of the node or fabric at a time that
+// does not put them after it, on more than one host: a fault nobody is distinguishably first in.
+Party alike_party(const Failure& first, When first_when, const std::vector<Failure>& failures,
+                  const std::vector<LauncherEntry>& launcher, long long skew_us) {
+  Party p;
+  if (!first.shared_fault) return p;
+  std::set<std::string> procs;
+  for (const auto& f : failures) {
+    if (!f.shared_fault || f.evidence.signal != first.evidence.signal || !own(f.kind)) continue;
+    bool within_skew = false;
+    When w = time_of(f, launcher);
+    if (&f != &first && (w.known() != first_when.known() || compare_times(f, w, first, first_when, skew_us, &within_skew) != 0))
+      continue;
+    if (!procs.insert(key_of(f.who)).second) continue;
+    add_to(&p, f.who, f.evidence);
+  }
+  normalize(&p);
+  // Several processes of one host alike are that host's fault: it is blamed as usual.
+  if (procs.size() < 2 || p.hosts.size() < 2) return Party{};
+  p.kind = first.kind;
+  p.what = first.what;
+  p.when = first_when;
+  return p;
 }
 
 Party own_party(const Failure& first, When first_when, const std::vector<Failure>& failures,
@@ -295,8 +395,6 @@ void name_by_launcher(const std::vector<LauncherEntry>& launcher, Party* p) {
   p->evidence.push_back(e.evidence);
 }
 
-std::string key_of(const Who& w) { return w.rank >= 0 ? fmt::format("r{}", w.rank) : w.proc; }
-
 // 3. Collateral: everyone else who failed, grouped by how.
 void collateral_groups(const std::vector<Failure>& failures, BlameResult* out, std::map<std::string, Party>* groups,
                        std::vector<std::string>* order) {
@@ -307,6 +405,7 @@ void collateral_groups(const std::vector<Failure>& failures, BlameResult* out, s
   for (const auto& f : failures) {
     if (f.kind == Failure::Kind::finished || f.kind == Failure::Kind::pointed_to) continue;
     if (out->found && same_party(out->initiating, f.who)) continue;
+    if (out->have_alike && same_party(out->alike, f.who) && f.shared_fault) continue;
     if (f.who.rank < 0 && f.who.proc.empty()) continue;
     if (f.kind == Failure::Kind::killed && failed_otherwise.count(key_of(f.who))) continue;
     std::string key = own(f.kind) ? "also failed: " + f.what.substr(0, 80) : collateral_key(f);
@@ -397,12 +496,23 @@ void launcher_claim(const std::vector<LauncherEntry>& launcher, BlameResult* out
 BlameResult assign_blame(const std::vector<Failure>& failures, const std::vector<LauncherEntry>& launcher,
                          const std::vector<Divergence>& divergences, const std::vector<Divergence>& environment) {
   BlameResult out;
+  out.skew_us = clock_skew_us(failures);
   out.found = environment_party(environment, &out.initiating);
   if (!out.found) {
     When first_when;
-    if (const Failure* first = earliest_own(failures, launcher, &first_when)) {
-      out.initiating = own_party(*first, first_when, failures, launcher);
-      out.found = true;
+    bool by_skew = false;
+    if (const Failure* first = earliest_own(failures, launcher, out.skew_us, &first_when, &by_skew)) {
+      out.alike = alike_party(*first, first_when, failures, launcher, out.skew_us);
+      out.have_alike = !out.alike.procs.empty() || !out.alike.ranks.empty();
+      if (!out.have_alike) {
+        out.initiating = own_party(*first, first_when, failures, launcher);
+        out.found = true;
+      }
+      if (by_skew && out.found)
+        out.skew_note = fmt::format(
+            "the hosts' clocks disagree by up to {:.1f} s (the same timed-out work starts that far apart in their "
+            "logs), more than the stamps of the first errors differ: {} is the rank that did not only wait",
+            static_cast<double>(out.skew_us) / 1e6, party_subject(out.initiating));
     } else {
       Party p = waiting_party(failures, divergences);
       if (p.ranks.empty() && p.procs.empty()) p = launcher_party(launcher);

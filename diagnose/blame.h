@@ -7,7 +7,12 @@
 //    from compare/'s rules) initiates: the NCCL errors every rank then raises follow from it;
 //  - otherwise a rank with its own error (an exception from its code, out of memory, a CUDA/NCCL error)
 //    initiates; among several, the earliest by timestamp, then the most specific (OOM and
-//    library errors before generic exceptions), then the first in the input;
+//    library errors before generic exceptions), then the first in the input; two stamps of
+//    different hosts closer than the clock skew the logs show (clock_skew_us) are not an order:
+//    there, and at equal times, a rank that also only waited (a timeout, an abort) follows one
+//    that did not; NCCL's own cause line ("Last error:") stands for its process's general error;
+//  - a fault of a node or the fabric (NET/IB completion errors, NVLS) that processes on several
+//    hosts met alike, none distinguishably first, blames nobody: it is named as such;
 //  - without any own error, a rank that never reached the collective the others time out in
 //    (desync report, flight recorder, a rank whose collective sequence diverged) initiates;
 //  - ranks that time out, are aborted or are killed by their launcher are collateral;
@@ -60,12 +65,25 @@ struct Divergence {
 struct BlameResult {
   bool found = false;              // an initiating party was identified
   Party initiating;
+  // A fault of the node or the fabric that several processes met alike, none of them
+  // distinguishably first: named, nobody blamed (found stays false).
+  bool have_alike = false;
+  Party alike;
+  long long skew_us = 0;           // the clock skew between hosts the logs show (clock_skew_us)
+  std::string skew_note;           // one sentence when the skew decided who initiated
   std::vector<Party> collateral;   // one per way of failing
   bool have_claim = false;
   Party claim;                     // the launcher's root cause
   bool claim_wrong = false;        // the claim names a rank that did not initiate
   std::string claim_note;          // one sentence when wrong
 };
+
+// How far the hosts' clocks disagree, as the logs themselves show it, in microseconds (a rank
+// whose host is unknown keeps its file's clock): ranks on two hosts that time out in the same work (process group and SeqNum) entered it together, so
+// the start their lines give (the stamp less "ran for N milliseconds") differs between hosts by
+// the offset of their clocks, plus how far apart they entered it. The largest such difference
+// over every work and pair of hosts; 0 when no two hosts can be compared.
+long long clock_skew_us(const std::vector<Failure>& failures);
 
 // Never fails; no failures and no divergence gives found == false.
 BlameResult assign_blame(const std::vector<Failure>& failures, const std::vector<LauncherEntry>& launcher,

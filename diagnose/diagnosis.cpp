@@ -159,11 +159,13 @@ void merge_watch_record(const WatchRecord& w, int rank, WatchdogState* s) {
   s->source = w.evidence.file;
   if (w.seq >= 0 && (s->seq < 0 || w.seq < s->seq)) {
     s->seq = w.seq;
+    s->text = w.quote;
     if (!w.op.empty()) s->op_type = w.op;
     s->numel_in = w.numel_in;
     s->numel_out = w.numel_out;
   } else if (w.seq == s->seq && s->op_type.empty()) {
     s->op_type = w.op;
+    if (s->text.empty()) s->text = w.quote;
     if (s->numel_in < 0) s->numel_in = w.numel_in, s->numel_out = w.numel_out;
   }
   if (w.last_enqueued >= 0) s->last_enqueued = w.last_enqueued;
@@ -538,7 +540,24 @@ std::string when_text(const When& w) {
   return w.year > 0 ? fmt::format("{:04}-{}", w.year, w.text()) : w.text() + " (year unknown)";
 }
 
-DxFinding initiating_finding(const BlameResult& b) {
+// "rank 6 on node02 failed first (2024-12-03 10:00:01): ...", before anything a finding adds.
+std::string initiating_message(const Party& p) {
+  return fmt::format("{} failed first{}: {}", party_subject(p), p.when.known() ? " (" + when_text(p.when) + ")" : "", p.what);
+}
+
+// The values the input shows for the settings a fix names ("NCCL_SOCKET_IFNAME"): a fix that
+// says which setting to check is the more useful for saying what it was set to.
+std::string settings_shown(const std::string& fix, const std::vector<Fact>& facts) {
+  std::vector<std::string> shown;
+  for (const auto& f : facts) {
+    if (f.kind != Fact::Kind::nccl_env || f.a.empty() || fix.find(f.a) == std::string::npos) continue;
+    std::string s = fmt::format("{}={}{}", f.a, f.b, f.who.host.empty() ? "" : " on " + f.who.host);
+    if (std::find(shown.begin(), shown.end(), s) == shown.end() && shown.size() < 3) shown.push_back(s);
+  }
+  return shown.empty() ? "" : fmt::format(" (the input sets {})", fmt::join(shown, ", "));
+}
+
+DxFinding initiating_finding(const BlameResult& b, const std::vector<Fact>& facts) {
   DxFinding d;
   Finding& f = d.f;
   const Party& p = b.initiating;
@@ -547,7 +566,7 @@ DxFinding initiating_finding(const BlameResult& b) {
   f.ranks = p.ranks;
   f.hosts = p.hosts;
   f.found = p.what;
-  f.message = fmt::format("{} failed first{}: {}", party_subject(p), p.when.known() ? " (" + when_text(p.when) + ")" : "", p.what);
+  f.message = initiating_message(p);
   d.evidence = p.evidence;
   switch (p.kind) {
     case Failure::Kind::oom: {
@@ -571,9 +590,33 @@ DxFinding initiating_finding(const BlameResult& b) {
   }
   if (const evidence::Signal* s = signal_of(p.evidence)) {
     std::string hint = p.kind == Failure::Kind::oom && !p.hint.empty() ? fmt::format(" (the message suggests {})", p.hint) : "";
-    f.fix = fmt::format("{}: {}{}; the other ranks failed only because it did", party_subject(p), s->fix, hint);
+    f.fix = fmt::format("{}: {}{}{}; the other ranks failed only because it did", party_subject(p), s->fix,
+                        settings_shown(s->fix, facts), hint);
     d.verify = evidence::expand_verify(s->verify);
+    // A fault of the node or fabric is named as one: the error text alone ("Cuda failure 1
+    // 'invalid argument'") does not say it was the NVLS or IB transport.
+    if (s->role == "fault") f.message += "; " + s->summary;
   }
+  if (!b.skew_note.empty()) f.message += "; " + b.skew_note;
+  return d;
+}
+
+// A fault of the node or fabric that several processes met alike: named, nobody blamed.
+DxFinding alike_finding(const BlameResult& b, const std::vector<Fact>& facts) {
+  DxFinding d;
+  Finding& f = d.f;
+  const Party& p = b.alike;
+  f.code = "initiating-failure";
+  f.severity = Severity::error;
+  f.hosts = p.hosts;
+  f.found = p.what;
+  const evidence::Signal* s = signal_of(p.evidence);
+  f.message = fmt::format("{} all met the same fault ({}), none of them first by its own lines: a fault of the nodes or "
+                          "the fabric between them, not one rank's error, so no rank is blamed{}",
+                          party_subject(p), p.what, s ? "; " + s->summary : std::string());
+  d.evidence = p.evidence;
+  f.fix = s ? s->fix + settings_shown(s->fix, facts) : "check the network fabric between these hosts";
+  d.verify = s ? evidence::expand_verify(s->verify) : gate_verify(p.hosts);
   return d;
 }
 
@@ -622,21 +665,27 @@ std::vector<Divergence> environment_findings(const LogReader& r, std::vector<DxF
   return environment;
 }
 
-// NCCL RAS's text report, judged by the same rules as its JSON form (evidence/read_ras.h).
+// NCCL RAS's text report, judged by the same rules as its JSON form (evidence/read_ras.h), and the
+// findings of its diagnostics lines (evidence/read_diag.h).
 void ras_text_findings(const LogReader& r, std::vector<DxFinding>* out) {
   for (const auto& rf : r.ras_text) {
     DxFinding x;
     x.f = rf.finding;
     x.evidence = rf.evidence;
-    x.verify = verify_of("nccl.ras.counts");
+    // The entry that read the finding's line knows how to check it (a driver on every node is
+    // checked by the gate, not by diagnose).
+    bool own = !rf.evidence.empty() && signal_named(rf.evidence.front().signal) != nullptr;
+    x.verify = verify_of(own ? rf.evidence.front().signal.c_str() : "nccl.ras.counts");
     out->push_back(std::move(x));
   }
 }
 
-void blame_findings(Diagnosis* d, const std::vector<Divergence>& divergences, const std::vector<Divergence>& environment) {
+void blame_findings(Diagnosis* d, const std::vector<Divergence>& divergences, const std::vector<Divergence>& environment,
+                    const std::vector<Fact>& facts) {
   const BlameResult& b = d->blame;
   if (b.found && b.initiating.kind != Failure::Kind::never_joined && environment.empty())
-    d->findings.push_back(initiating_finding(b));
+    d->findings.push_back(initiating_finding(b, facts));
+  if (!b.found && b.have_alike && environment.empty()) d->findings.push_back(alike_finding(b, facts));
   if (b.found && b.initiating.kind == Failure::Kind::never_joined && divergences.empty()) {
     // A desync report naming who never joined is a verdict of its own.
     DxFinding x;
@@ -766,7 +815,7 @@ Diagnosis diagnose(const LogReader& r) {
   ras_text_findings(r, &d.findings);
 
   d.blame = assign_blame(failures, r.launcher, divergences, environment);
-  blame_findings(&d, divergences, environment);
+  blame_findings(&d, divergences, environment, r.facts);
   unused_input_findings(r, &d.findings);
 
   count_identities(r, &d.nranks, &d.nhosts);
@@ -828,6 +877,8 @@ json diagnosis_json(const Diagnosis& d, const LogReader& r) {
   json diag = json::object();
   if (d.blame.found) diag["initiating"] = party_json(d.blame.initiating);
   else diag["initiating"] = nullptr;
+  if (d.blame.have_alike) diag["met_alike"] = party_json(d.blame.alike);
+  if (d.blame.skew_us > 0) diag["clock_skew_s"] = static_cast<double>(d.blame.skew_us) / 1e6;
   json coll = json::array();
   for (const auto& p : d.blame.collateral) coll.push_back(party_json(p));
   diag["collateral"] = coll;
@@ -860,7 +911,9 @@ namespace {
 // initiating failure itself (subject, time and error).
 bool started_by_says(const BlameResult& b, const Finding& f) {
   if (!b.found || b.initiating.what.empty()) return false;
-  return f.message == b.initiating.what || (f.code == "initiating-failure" && f.found == b.initiating.what);
+  // A message that adds to it (the transport a fault is of, the clock skew) is printed.
+  return f.message == b.initiating.what || (f.code == "initiating-failure" && f.found == b.initiating.what &&
+                                            f.message == initiating_message(b.initiating));
 }
 
 }  // namespace
@@ -871,6 +924,8 @@ std::string render_diagnosis(const Diagnosis& d, const LogReader& r) {
   if (b.found) {
     out += fmt::format("Started by: {}{}: {}\n", party_subject(b.initiating),
                        b.initiating.when.known() ? " at " + when_text(b.initiating.when) : "", b.initiating.what);
+  } else if (b.have_alike) {
+    out += fmt::format("Started by: no single rank: {} all met {}\n", party_subject(b.alike), b.alike.what);
   } else {
     out += "Started by: not decided from this input\n";
   }

@@ -25,16 +25,17 @@
 
 namespace denpex::evidence {
 
+// 48 bytes, members ordered for packing: `collectives` holds every call of a log.
 struct CollCall {
   long long pos = -1;               // opCount; -1: the next after this rank's previous call
   unsigned long long count = 0;
-  CollKind kind = CollKind::unknown;
+  long long line = 0;               // input line, for evidence
+  int file = 0;                     // input file index
   int datatype = -1;
   int redop = -1;
   int root = -1;
   int peer = -1;
-  long long line = 0;               // input line, for evidence
-  int file = 0;                     // input file index
+  CollKind kind = CollKind::unknown;
 };
 
 // Who a member is, resolved when the stream is finished (a rank learned late still counts).

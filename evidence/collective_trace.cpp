@@ -274,7 +274,7 @@ void v1_call(const json& j, const std::string& comm, const json& header, const s
   }
   CollectiveCall c;
   c.op_name = string_field(j, "op");
-  c.kind = parse_coll_kind(c.op_name);
+  c.kind = parse_coll_kind(c.op_name.view());
   c.count = static_cast<unsigned long long>(int_field(j, "count", 0));
   c.datatype = static_cast<int>(int_field(j, "dtype", -1));
   c.redop = static_cast<int>(int_field(j, "redop", -1));

@@ -83,6 +83,13 @@ struct Failure {
   std::string hint;      // OOM: the allocator setting the message suggests
   std::string group;     // process group, timeouts only
   long long seq = -1;    // SeqNum of the timed-out work, -1 when not printed
+  long long ran_ms = -1; // timeouts: how long the work ran before the watchdog gave up, -1 when not printed
+  // A fault of the node or the fabric (NET/IB completion errors, NVLS): every process using it
+  // meets it alike, so which one printed it first says little.
+  bool shared_fault = false;
+  // NCCL's own text of an error the lines before gave in general terms (the line after "Last
+  // error:"): the cause, preferred over the general line of the same process.
+  bool cause = false;
   Evidence evidence;
 };
 
@@ -96,6 +103,7 @@ struct WatchRecord {
   long long numel_in = -1, numel_out = -1;
   long long last_enqueued = -1, last_completed = -1;
   bool fingerprint = false;   // from TORCH_DISTRIBUTED_DEBUG=DETAIL
+  std::string quote;          // fingerprints: this rank's "CollectiveFingerPrint(...)" as printed
   Evidence evidence;
 };
 

@@ -3,7 +3,7 @@
 // summary) also read the lines after the one that opened them. One file per family:
 // read_nccl.cpp (coll, init), read_events.cpp (failure, fact, report, launcher, ranks, pair,
 // none), read_watchdog.cpp, read_fingerprint.cpp, read_desync.cpp, read_horovod.cpp,
-// read_fr_trace.cpp, read_ras.cpp, read_torchrun.cpp, read_env_report.cpp.
+// read_fr_trace.cpp, read_ras.cpp, read_torchrun.cpp, read_env_report.cpp, read_diag.cpp.
 #pragma once
 
 #include <string>
@@ -11,6 +11,7 @@
 
 #include "evidence/events.h"
 #include "evidence/matcher.h"
+#include "evidence/read_diag.h"
 #include "evidence/read_ras.h"
 
 namespace denpex::evidence {
@@ -38,6 +39,7 @@ struct FileState {
   std::string block;
   Reported report;
   RasTextState ras;  // NCCL RAS's text report being read (read_ras.h)
+  DiagState diag;    // NCCL DIAG lines read, judged at the end of the input (read_diag.h)
   bool root_cause = false;
   bool have_entry = false;
   LauncherEntry entry;
@@ -93,6 +95,9 @@ long long to_ll(std::string_view s, long long fallback = -1);
 
 // The family readers (one per file, see above).
 void read_coll(const Hit&, Record&);
+// The same on the body of a COLL record (what read_coll reads of its Hit), for the reader's hot
+// path: no Hit to make per line.
+void read_coll_body(std::string_view body, Record& rec);
 void read_init(const Hit&, Record&);
 void read_failure(const Hit&, Record&);
 void read_fact(const Hit&, Record&);
@@ -108,6 +113,7 @@ void read_horovod(const Hit&, Record&);
 void read_fr_trace(const Hit&, Record&);
 void read_ras(const Hit&, Record&);
 void read_torchrun(const Hit&, Record&);
+void read_diag(const Hit&, Record&);
 bool fr_trace_line(std::string_view t, Record& rec);
 bool ras_line(std::string_view t, Record& rec);
 // Judges the RAS text report read so far into r.ras_text and r.reported, and forgets it.
@@ -123,5 +129,7 @@ bool env_line(std::string_view t, Record& rec);
 void env_driver_facts(Record& rec, const Signal* except);
 // At the end of an input: a Slurm OOM-kill line no srun line claimed is the node's failure.
 void end_env(LogReader& r, FileState& st);
+// At the end of an input: the NCCL DIAG lines read into facts, failures and findings.
+void end_diag(LogReader& r, FileState& st);
 
 }  // namespace denpex::evidence

@@ -79,7 +79,7 @@ void Reader::record(const json& j) {
   }
   CollectiveCall c;
   c.op_name = str_at(p, coll ? "coll" : "p2p");
-  c.kind = parse_coll_kind(c.op_name);
+  c.kind = parse_coll_kind(c.op_name.view());
   c.coll_seq = int_at(p, coll ? "coll_sn" : "p2p_sn");
   c.count = static_cast<unsigned long long>(std::max(0LL, int_at(p, coll ? "coll_msg_size_bytes" : "p2p_msg_size_bytes", 0)));
   if (!coll) c.peer = static_cast<int>(int_at(p, "p2p_peer"));

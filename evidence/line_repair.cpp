@@ -376,20 +376,24 @@ size_t named_host_prefix(std::string_view s, LineLabel* label, HostLabels* learn
   size_t i = 0;
   bool digit_or_hyphen = false;
   for (; i < s.size() && i < 64 && host_char(s[i]); ++i) digit_or_hyphen |= is_digit(s[i]) || s[i] == '-';
-  if (i == 0 || !digit_or_hyphen || is_digit(s[0]) || s[0] == '-' || s[0] == '.' || i + 2 >= s.size() ||
+  if (i == 0 || !digit_or_hyphen || is_digit(s[0]) || s[0] == '-' || s[0] == '.' || i + 2 > s.size() ||
       s[i] != ':' || s[i + 1] != ' ')
     return 0;
   std::string_view name = s.substr(0, i);
   if (starts(name, "rank") || starts(name, "Rank") || starts(name, "RANK")) return 0;
   bool known = learned && std::find(learned->names.begin(), learned->names.end(), name) != learned->names.end();
   if (!known) {
+    if (i + 2 >= s.size()) return 0;
     std::string_view rest = s.substr(i + 2);
     LineLabel scratch;
     When w;
+    // "NCCL version X compiled with CUDA Y" opens NCCL's RAS client report, which carries no
+    // header of its own: run through pdsh on a node, it is the first labelled line.
     bool before_known = (rest[0] == '[' && bracket_prefix(rest, &scratch) > 0) ||
                         (rest[0] == '(' && ray_prefix(rest, &scratch) > 0) ||
                         (is_digit(rest[0]) && parse_timestamp(rest, &w) > 0) ||
-                        (starts(rest, name) && rest.size() > i && rest[i] == ':');
+                        (starts(rest, name) && rest.size() > i && rest[i] == ':') ||
+                        starts(rest, "NCCL version ");
     if (!before_known) return 0;
     // Bounded: a node's name per entry, so a hostile input cannot make every line a new one.
     if (learned && learned->names.size() < 4096) learned->names.emplace_back(name);

@@ -52,7 +52,8 @@ struct LineLabel {
 // DeepSpeed's multi-node launcher put before every line). "name: " alone is also how programs
 // speak ("python3: error while loading ..."), so a name becomes a label the first time it stands
 // before something line repair knows (another label, a time stamp, the NCCL header of the same
-// host); from then on every "name: " line of that input is that host's.
+// host, the "NCCL version" line that opens NCCL's RAS report); from then on every "name: " line
+// of that input is that host's, an empty one ("name: " alone, a blank line of the host) too.
 struct HostLabels {
   std::vector<std::string> names;
 };

@@ -1,6 +1,7 @@
 #include "evidence/log_reader.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -35,6 +36,21 @@ size_t find_nccl(std::string_view s, size_t from = 0) {
   return std::string_view::npos;
 }
 
+// A hash of a short header ("host:pid:tid"), eight bytes at a time; the top bits are taken.
+size_t header_hash(std::string_view s) {
+  uint64_t h = 0xcbf29ce484222325ULL ^ s.size();
+  size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    h = (h ^ w) * 0x100000001b3ULL;
+  }
+  uint64_t w = 0;
+  std::memcpy(&w, s.data() + i, s.size() - i);
+  h = (h ^ w) * 0x100000001b3ULL;
+  return static_cast<size_t>(h >> 40);
+}
+
 // Where the NCCL record whose " NCCL " is at k starts ("host:pid:tid [dev] "), npos if k is no
 // record header. A glued header starts right after the other record's last character: the
 // longest host-like run (letters, digits, '-', '.', '_') before the first ':' is taken.
@@ -62,7 +78,8 @@ size_t record_start(std::string_view text, size_t k) {
   size_t h = tok.find(':');
   while (h > 0) {
     char c = tok[h - 1];
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_')) break;
+    bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c);
+    if (!(alnum || c == '-' || c == '.' || c == '_')) break;
     --h;
   }
   return s0 + h;
@@ -233,6 +250,7 @@ void LogReader::end_file(FileState& st) {
   line(&flush, st);
   end_block(*this, st);
   end_env(*this, st);
+  end_diag(*this, st);
   if (!st.pending_coll.empty()) bad(st, st.pending_coll);
 }
 
@@ -352,8 +370,9 @@ void LogReader::segment(std::string_view text, const LineLabel& lab, FileState& 
     std::string_view rec = text.substr(starts_buf[i], e - starts_buf[i]);
     if (!own_prefix[i]) {
       // A record glued onto another process's output is not that process's: the line's label
-      // belongs to the first record only.
-      nccl_record(rec, i == 0 ? lab : LineLabel(), st);
+      // belongs to the first record only (passed as is: a copy would copy its strings per line).
+      if (i == 0) nccl_record(rec, lab, st);
+      else nccl_record(rec, LineLabel(), st);
       continue;
     }
     std::string own(rec);
@@ -367,10 +386,19 @@ int LogReader::header_process(std::string_view hdr, const LineLabel& lab) {
   // An unlabelled header seen before is answered from the cache first: its host was recorded
   // when it was first seen, so nothing below would change (one hash lookup per COLL line).
   const bool labelled = !lab.worker.empty() || lab.rank >= 0 || lab.task >= 0 || !lab.host.empty();
+  HeaderSlot* slot = nullptr;
   if (!labelled) {
+    // A direct-mapped copy of hdr_proc_ in front of it: one compare of the header in the usual
+    // case, no key built.
+    slot = &hdr_slots_[header_hash(hdr) % hdr_slots_.size()];
+    if (slot->proc != kNoSlot && slot->hdr == hdr) return slot->proc;
     hdr_key_.assign(hdr.data(), hdr.size());
     auto it = hdr_proc_.find(hdr_key_);
-    if (it != hdr_proc_.end()) return it->second;
+    if (it != hdr_proc_.end()) {
+      slot->hdr = hdr_key_;
+      slot->proc = it->second;
+      return it->second;
+    }
   }
   size_t c2 = hdr.rfind(':');
   size_t c1 = c2 == std::string_view::npos || c2 == 0 ? std::string_view::npos : hdr.rfind(':', c2 - 1);
@@ -393,7 +421,10 @@ int LogReader::header_process(std::string_view hdr, const LineLabel& lab) {
   }
   if (labelled) return process_for(lab, host, pid);
   int proc = process_for(lab, host, pid);
-  if (hdr_proc_.size() < 100000) hdr_proc_.emplace(hdr_key_, proc);
+  if (hdr_proc_.size() < 100000 && hdr_proc_.emplace(hdr_key_, proc).second) {
+    slot->hdr = hdr_key_;
+    slot->proc = proc;
+  }
   return proc;
 }
 
@@ -417,17 +448,22 @@ void LogReader::nccl_level(std::string_view rec, std::string_view level_body, co
   size_t sp = level_body.find(' ');
   std::string_view body = sp == std::string_view::npos ? std::string_view() : level_body.substr(sp + 1);
   Record r{*this, st, lab, proc, rec, true};
-  Hit hit;
   if (!warn && coll_entry_ >= 0 && is_coll_body(body)) {
-    // The hot path: COLL lines go to their hand-written reader without a pattern match.
-    hit.signal = &matcher_.table().signals[static_cast<size_t>(coll_entry_)];
-    hit.index = coll_entry_;
-    hit.text = body;
+    // The hot path: COLL lines go to their hand-written reader without a pattern match (and
+    // without a Hit, whose field slots would be cleared per line).
     ++hits[static_cast<size_t>(coll_entry_)];
-    read_coll(hit, r);
+    read_coll_body(body, r);
     return;
   }
+  Hit hit;
   std::string_view scoped = warn ? level_body : body;
+  // A WARN is matched from the source file NCCL names before it ("transport/nvls.cc:244 NCCL
+  // WARN ..."): the file says which transport failed where the text alone does not.
+  if (warn && level_body.data() > rec.data()) {
+    size_t at = static_cast<size_t>(level_body.data() - rec.data());
+    size_t src = rec.substr(0, at).find("] ");
+    if (src != std::string_view::npos) scoped = rec.substr(src + 2);
+  }
   if (matcher_.match(warn ? Scope::nccl_warn : Scope::nccl_info, scoped, &hit)) {
     dispatch(hit, r);
     return;
@@ -531,11 +567,18 @@ void LogReader::add_init(int proc, unsigned long long ptr, const std::string& id
 void LogReader::add_call(int proc, unsigned long long comm_ptr, long long nranks, const CollCall& call) {
   ++records;
   ++coll_calls;
+  // The communicator this process used last is asked first: most processes use one at a time.
+  size_t slot = static_cast<size_t>(proc + 1);
+  if (slot < last_comm_.size() && last_comm_[slot].set && last_comm_[slot].ptr == comm_ptr) {
+    store_call(last_comm_[slot].at, call);
+    return;
+  }
   auto key = std::make_pair(proc, comm_ptr);
   auto it = comm_of_.find(key);
   if (it != comm_of_.end()) {
-    if (keep_all_calls_) all_calls[static_cast<size_t>(it->second.first)].calls.push_back(call);
-    else stream_.add(it->second.first, it->second.second, call);
+    if (slot >= last_comm_.size()) last_comm_.resize(slot + 1);
+    last_comm_[slot] = LastComm{comm_ptr, it->second, true};
+    store_call(it->second, call);
     return;
   }
   auto in = init_.find(key);
@@ -558,7 +601,8 @@ void LogReader::add_call(int proc, unsigned long long comm_ptr, long long nranks
     ++nth;
   }
   if (keep_all_calls_) {
-    MemberCalls m{id, proc, rank_in_comm, static_cast<int>(nranks), {call}};
+    MemberCalls m{id, proc, rank_in_comm, static_cast<int>(nranks), {}, 0};
+    m.add(call);
     it = comm_of_.emplace(key, std::make_pair(static_cast<int>(all_calls.size()), 0)).first;
     all_calls.push_back(std::move(m));
     return;
@@ -567,6 +611,20 @@ void LogReader::add_call(int proc, unsigned long long comm_ptr, long long nranks
   int mi = stream_.member(ci, proc < 0 ? 0 : proc, rank_in_comm);
   comm_of_.emplace(key, std::make_pair(ci, mi));
   stream_.add(ci, mi, call);
+}
+
+void MemberCalls::add(const CollCall& call) {
+  if (calls.empty() || calls.back().size() == calls.back().capacity()) {
+    calls.emplace_back();
+    calls.back().reserve(std::min<size_t>(size_t{256} << std::min<size_t>(calls.size() - 1, 5), 8192));
+  }
+  calls.back().push_back(call);
+  ++count;
+}
+
+void LogReader::store_call(std::pair<int, int> at, const CollCall& call) {
+  if (keep_all_calls_) all_calls[static_cast<size_t>(at.first)].add(call);
+  else stream_.add(at.first, at.second, call);
 }
 
 void LogReader::resolve_identities() {

@@ -47,7 +47,12 @@ struct MemberCalls {
   int proc = -1;
   int rank_in_comm = -1;
   int nranks = -1;
-  std::vector<CollCall> calls;
+  // In chunks of fixed capacity (256 calls, doubling up to 8192): growing copies nothing and
+  // wastes at most the last chunk, and each chunk is freed whole once converted (large ones are
+  // returned to the system at once), so the reader's copy and the analyser's are never both held.
+  std::vector<std::vector<CollCall>> calls;
+  size_t count = 0;
+  void add(const CollCall& call);
 };
 
 class LogReader {
@@ -140,6 +145,20 @@ class LogReader {
   // of a COLL log, so looked up without building a key.
   std::unordered_map<std::string, int> hdr_proc_;
   std::string hdr_key_;
+  static constexpr int kNoSlot = -2;  // process_for gives -1 for "no process": a real answer
+  struct HeaderSlot {
+    std::string hdr;
+    int proc = kNoSlot;
+  };
+  std::vector<HeaderSlot> hdr_slots_ = std::vector<HeaderSlot>(4096);
+  // Per process (index + 1): the communicator pointer it used last and where its calls go.
+  struct LastComm {
+    unsigned long long ptr = 0;
+    std::pair<int, int> at;
+    bool set = false;
+  };
+  std::vector<LastComm> last_comm_;
+  void store_call(std::pair<int, int> at, const CollCall& call);
   std::set<std::string> hosts_seen_;
 };
 

@@ -169,6 +169,13 @@ Failure failure_of(const Hit& hit, Record& rec, Failure::Kind kind) {
     f.who.proc = fmt::format("rank {}", named);
   }
   if (f.who.host.empty() && hit.has(Field::host)) f.who.host = std::string(cut(hit.get(Field::host), 128));
+  // A line that names its own host and pid (UCX's "[host:pid:0:tid]") names its process better
+  // than the file it is in.
+  long long pid = to_ll(hit.get(Field::pid));
+  if (f.who.rank < 0 && hit.has(Field::host) && pid >= 0 && (f.who.proc.empty() || f.who.proc.rfind("file ", 0) == 0)) {
+    f.who.proc = fmt::format("{}:{}", f.who.host, pid);
+    f.who.index = -1;  // named here: not renamed after the file at the end of reading
+  }
   std::string_view what = hit.has(Field::what) ? hit.get(Field::what) : hit.text;
   f.what = (rec.nccl ? "NCCL WARN " : "") + short_what(what);
   f.when = rec.lab.when;
@@ -202,11 +209,15 @@ void read_failure(const Hit& hit, Record& rec) {
   failure_kind(hit.signal->kind, &kind);
   // A generic error whose text says it follows a peer's is collateral.
   std::string_view what = hit.has(Field::what) ? hit.get(Field::what) : hit.text;
-  if ((kind == Failure::Kind::own_error || kind == Failure::Kind::nccl_warn) && hit.signal->role == "initiating" &&
+  const std::string& role = hit.signal->role;
+  if ((kind == Failure::Kind::own_error || kind == Failure::Kind::nccl_warn) && role == "initiating" &&
       collateral_text(what) && hit.signal->family != "cuda")
     kind = Failure::Kind::aborted;
   if (hit.has(Field::version)) version_fact(hit, rec, Fact::Kind::nccl_version);
-  rec.r.add_failure(failure_of(hit, rec, kind));
+  Failure f = failure_of(hit, rec, kind);
+  f.shared_fault = role == "fault";
+  f.cause = role == "cause";
+  rec.r.add_failure(std::move(f));
 }
 
 void read_fact(const Hit& hit, Record& rec) {
@@ -269,7 +280,8 @@ FamilyRead family_reader(std::string_view name) {
       {"none", read_none}, {"watchdog", read_watchdog}, {"fingerprint", read_fingerprint},
       {"desync", read_desync}, {"horovod", read_horovod}, {"fr_trace", read_fr_trace}, {"ras", read_ras},
       {"torchrun", read_torchrun}, {"env", read_env}, {"horovod_stall", read_horovod_stall},
-      {"slurm_oom", read_slurm_oom}, {"slurm_task", read_slurm_task}};
+      {"slurm_oom", read_slurm_oom}, {"slurm_task", read_slurm_task},
+      {"diag", read_diag}};
   auto it = readers.find(name);
   return it == readers.end() ? nullptr : it->second;
 }

@@ -44,6 +44,20 @@ long long numel_of(std::string_view body) {
   return any ? numel : -1;
 }
 
+// "CollectiveFingerPrint(...)" as printed, from `at` (its first byte) to the parenthesis that
+// closes it (TensorOptions(...) nests), or to ", but Rank" or the end when the line was cut.
+std::string_view fingerprint_text(std::string_view t, size_t at) {
+  size_t open = t.find('(', at);
+  if (open == std::string_view::npos) return t.substr(at);
+  int depth = 0;
+  for (size_t i = open; i < t.size(); ++i) {
+    if (t[i] == '(') ++depth;
+    if (t[i] == ')' && --depth == 0) return t.substr(at, i + 1 - at);
+  }
+  size_t but = t.find(", but Rank", at);
+  return t.substr(at, but == std::string_view::npos ? std::string_view::npos : but - at);
+}
+
 }  // namespace
 
 void read_fingerprint(const Hit& hit, Record& rec) {
@@ -70,6 +84,8 @@ void read_fingerprint(const Hit& hit, Record& rec) {
     std::string_view dtype = token_after(body, "TensorDtypes=", " ,)");
     if (!dtype.empty()) w.op += " " + std::string(dtype);
     w.numel_in = w.numel_out = numel_of(body);
+    size_t print = t.find("CollectiveFingerPrint(", next);
+    if (print != std::string_view::npos) w.quote = std::string(fingerprint_text(t, print));
     w.evidence = rec.r.evidence(rec.st, t);
     w.evidence.signal = hit.signal->id;
     rec.r.add_watch(std::move(w));

@@ -68,6 +68,7 @@ void read_watchdog(const Hit& hit, Record& rec) {
   f.when = rec.lab.when;
   f.group = w.group;
   f.seq = w.seq;
+  f.ran_ms = to_ll(hit.get(Field::time));
   f.what = w.op.empty() ? fmt::format("watchdog timeout at work {}", w.seq)
                         : fmt::format("watchdog timeout in {} (SeqNum {})", w.op, w.seq);
   f.evidence = w.evidence;

@@ -8,7 +8,9 @@
 //   scope: line              line (any text line), nccl-info, nccl-warn (the body of an NCCL record)
 //   reader: failure          the family reader that turns a match into events (families.h)
 //   kind: own_error          what the reader makes of it (a failure, fact or report kind)
-//   role: initiating         initiating, collateral, report, installation, launcher, calls, context
+//   role: initiating         initiating, collateral, report, installation, launcher, calls, context,
+//                            fault (of a node or the fabric, met alike by its processes), cause (NCCL's
+//                            own text of an error the lines before gave in general terms)
 //   code: initiating-failure the finding code it leads to
 //   literal: ...             one or more; a line is a candidate when it contains any of them
 //   pattern: ...             RE2, with named groups from the field list (fields.h)

@@ -94,7 +94,10 @@ std::string party_line(const json& p) {
 void diagnosis_lines(const json& d, Lead* out) {
   const json none;
   const json& init = d.is_object() && d.contains("initiating") ? d["initiating"] : none;
-  out->lines.push_back(init.is_object() ? "Started by: " + party_line(init) : "Started by: not decided from this input");
+  const json& alike = d.is_object() && d.contains("met_alike") ? d["met_alike"] : none;
+  out->lines.push_back(init.is_object()    ? "Started by: " + party_line(init)
+                       : alike.is_object() ? "Started by: no single rank: " + party_line(alike)
+                                           : "Started by: not decided from this input");
   std::vector<std::string> parts;
   for (const auto& c : arr(d, "collateral"))
     parts.push_back(fmt::format("{} ({})", party_subject_of(c), str(c, "what")));

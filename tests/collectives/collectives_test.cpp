@@ -234,6 +234,43 @@ TEST_CASE("watchdog: without a majority every state is named against the others"
   CHECK(f[0].message.find("no majority") == std::string::npos);
 }
 
+TEST_CASE("watchdog: states with the user's text are shown in it, cut around what differs") {
+  const std::string opts =
+      ", TensorDtypes=BFloat16, TensorDeviceTypes=TensorOptions(dtype=float (default), device=cuda, layout=Strided "
+      "(default), requires_grad=false (default), pinned_memory=false (default), memory_format=(nullopt)))";
+  std::vector<WatchdogState> st;
+  for (int r = 0; r < 2; ++r) {
+    WatchdogState s;
+    s.group = "TORCH_DISTRIBUTED_DEBUG=DETAIL SequenceNumber 3104";
+    s.rank = r;
+    s.seq = 3104;
+    s.op_type = "ALLREDUCE BFloat16";
+    s.numel_in = s.numel_out = r == 0 ? 51123456 : 195812480;
+    s.text = "CollectiveFingerPrint(SequenceNumber=3104, OpType=ALLREDUCE, TensorShape=[" +
+             std::to_string(s.numel_in) + "]" + opts;
+    st.push_back(s);
+  }
+  auto f = analyse_watchdog(st);
+  REQUIRE(f.size() == 2);
+  sort_findings(&f);
+  CHECK(f[0].code == "collective-args-mismatch");
+  CHECK(f[0].found.find("OpType=ALLREDUCE, TensorShape=[51123456], TensorDtypes=BFloat16") != std::string::npos);
+  CHECK(f[0].expected.find("TensorShape=[195812480]") != std::string::npos);
+  // Cut around the sizes, not kept whole: the tail that both share is left out.
+  CHECK(f[0].found.find("pinned_memory") == std::string::npos);
+  CHECK(f[0].found.size() < st[0].text.size());
+  CHECK(f[0].found.find("WorkNCCL") == std::string::npos);
+  // Mirror images: one's found is the other's expected.
+  CHECK(f[0].found == f[1].expected);
+  CHECK(f[1].found == f[0].expected);
+  CHECK(f[0].message.find(f[0].found) != std::string::npos);
+  // Without the text on every side the fields read are shown.
+  st[1].text.clear();
+  f = analyse_watchdog(st);
+  REQUIRE(f.size() == 2);
+  for (const auto& x : f) CHECK(x.found.rfind("WorkNCCL(SeqNum=3104", 0) == 0);
+}
+
 TEST_CASE("names of datatypes and ops") {
   CHECK(datatype_name(9) == "bfloat16");
   CHECK(datatype_name(42) == "datatype 42");

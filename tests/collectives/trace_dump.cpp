@@ -47,9 +47,9 @@ int main(int argc, char** argv) {
   for (const auto& s : in.sequences) {
     for (const auto& c : s.calls)
       fmt::print("call {} {} {} {} coll={} seq={} {} status={} group={} count={}\n", s.comm, s.rank, s.nranks,
-                 c.op_name, c.coll_seq, c.trace_seq, state_name(c.state), c.status, c.in_group ? 1 : 0, c.count);
+                 c.op_name.view(), c.coll_seq, c.trace_seq, state_name(c.state), c.status, c.in_group ? 1 : 0, c.count);
     for (const auto& c : s.comm_calls)
-      fmt::print("life {} {} {} {} {} status={}\n", s.comm, s.rank, s.nranks, c.op_name, state_name(c.state), c.status);
+      fmt::print("life {} {} {} {} {} status={}\n", s.comm, s.rank, s.nranks, c.op_name.view(), state_name(c.state), c.status);
   }
   return 0;
 }

@@ -129,3 +129,93 @@ TEST_CASE("the coordinator's report of who missed the barrier outranks another r
   BlameResult c = assign_blame({fs[0]}, {}, {}, {});
   CHECK(c.initiating.ranks == std::vector<int>{0});
 }
+
+namespace {
+
+Failure timed_out(int rank, const std::string& host, const std::string& ts, long long ran_ms) {
+  Failure f = failure(Failure::Kind::timeout, rank, host, "watchdog timeout in ALLREDUCE (SeqNum 4410)", ts);
+  f.seq = 4410;
+  f.ran_ms = ran_ms;
+  return f;
+}
+
+}  // namespace
+
+TEST_CASE("clock skew: the same timed-out work's start on two hosts gives their clocks' offset") {
+  std::vector<Failure> fs = {timed_out(0, "b01", "2024-12-03 10:00:10.118", 60009),
+                             timed_out(2, "b02", "2024-12-03 10:00:03.087", 60004),
+                             timed_out(3, "b02", "2024-12-03 10:00:03.091", 60006)};
+  CHECK(clock_skew_us(fs) == 7026000);
+  // One host only, or no "ran for": nothing to compare.
+  CHECK(clock_skew_us({fs[1], fs[2]}) == 0);
+  fs[0].ran_ms = -1;
+  CHECK(clock_skew_us(fs) == 0);
+}
+
+TEST_CASE("clock skew: a rank that only waited loses to one that did not, within the skew the logs show") {
+  // b01's clock runs 7 s ahead: rank 1's own error (10:00:07 on b01) came before rank 2's
+  // (10:00:03 on b02), which followed its own timeout.
+  std::vector<Failure> fs = {timed_out(0, "b01", "2024-12-03 10:00:10.118", 60009),
+                             timed_out(2, "b02", "2024-12-03 10:00:03.087", 60004),
+                             failure(Failure::Kind::own_error, 2, "b02", "NCCL error: unhandled system error", "2024-12-03 10:00:03.412"),
+                             failure(Failure::Kind::own_error, 1, "b01", "CUDA error: an illegal memory access", "2024-12-03 10:00:07.204")};
+  BlameResult b = assign_blame(fs, {}, {});
+  REQUIRE(b.found);
+  CHECK(b.initiating.ranks == std::vector<int>{1});
+  CHECK(b.skew_us == 7026000);
+  CHECK(b.skew_note.find("7.0 s") != std::string::npos);
+  // Without the timeouts nothing shows the skew: the stamps decide, and name rank 2.
+  BlameResult naive = assign_blame({fs[2], fs[3]}, {}, {});
+  CHECK(naive.initiating.ranks == std::vector<int>{2});
+  // Stamps further apart than the skew still decide: rank 2's error 20 s earlier is first.
+  fs[2] = failure(Failure::Kind::own_error, 2, "b02", "NCCL error: unhandled system error", "2024-12-03 09:59:47.000");
+  CHECK(assign_blame(fs, {}, {}).initiating.ranks == std::vector<int>{2});
+}
+
+TEST_CASE("a fault of the fabric met alike on several hosts blames nobody; one host first by its stamps is blamed") {
+  auto fault = [](int idx, const std::string& host, const std::string& ts) {
+    Failure f = failure(Failure::Kind::nccl_warn, -1, host, "NCCL WARN NET/IB : Got completion from peer with error 4", ts);
+    f.who.proc = host + ":" + std::to_string(100 + idx);
+    f.shared_fault = true;
+    f.evidence.signal = "nccl.warn.ib_completion";
+    f.evidence.line = 10 + idx;
+    return f;
+  };
+  std::vector<Failure> fs = {fault(0, "h2", ""), fault(1, "h1", ""), fault(2, "h5", "")};
+  BlameResult b = assign_blame(fs, {}, {});
+  CHECK_FALSE(b.found);
+  REQUIRE(b.have_alike);
+  CHECK(b.alike.hosts == std::vector<std::string>{"h1", "h2", "h5"});
+  CHECK(b.alike.procs.size() == 3);
+  // Two processes of one host alike: that host's fault.
+  BlameResult one_host = assign_blame({fault(0, "h3", ""), fault(1, "h3", "")}, {}, {});
+  REQUIRE(one_host.found);
+  CHECK_FALSE(one_host.have_alike);
+  CHECK(one_host.initiating.hosts == std::vector<std::string>{"h3"});
+  std::vector<Failure> stamped = {fault(0, "h2", "2024-01-01 10:00:09"), fault(1, "h1", "2024-01-01 10:00:01")};
+  BlameResult first = assign_blame(stamped, {}, {});
+  REQUIRE(first.found);
+  CHECK_FALSE(first.have_alike);
+  CHECK(first.initiating.hosts == std::vector<std::string>{"h1"});
+}
+
+TEST_CASE("NCCL's own cause line stands for its process's general error") {
+  Failure general = failure(Failure::Kind::own_error, -1, "", "DistBackendError: unhandled system error");
+  general.who.proc = "file x.log";
+  Failure cause = failure(Failure::Kind::nccl_warn, -1, "", "Error while creating shared memory segment /dev/shm/nccl-a (size 8)");
+  cause.who.proc = "file x.log";
+  cause.cause = true;
+  BlameResult b = assign_blame({general, cause}, {}, {});
+  REQUIRE(b.found);
+  CHECK(b.initiating.what.find("/dev/shm") != std::string::npos);
+}
+
+TEST_CASE("clock skew: ranks of unknown host keep their file's clock") {
+  std::vector<Failure> fs = {timed_out(0, "", "2024-12-03 10:00:10.118", 60009),
+                             timed_out(2, "", "2024-12-03 10:00:03.087", 60004)};
+  fs[0].evidence.file = "node-a.log";
+  fs[1].evidence.file = "node-b.log";
+  CHECK(clock_skew_us(fs) == 7026000);
+  fs[1].evidence.file = "node-a.log";  // one file: one clock
+  CHECK(clock_skew_us(fs) == 0);
+}

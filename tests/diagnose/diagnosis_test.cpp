@@ -11,10 +11,12 @@
 #include "compare/group.h"
 #include "compare/judge.h"
 #include "diagnose/diagnosis.h"
+#include "tests/diagnose/diagnose_test_support.h"
 #include "evidence/input_source.h"
 
 using namespace denpex;
 using namespace denpex::diag;
+using denpex::diag::test::find;
 using namespace denpex::evidence;
 
 namespace {
@@ -31,12 +33,6 @@ void read_dir(LogReader* r, const std::string& dir) {
     REQUIRE(r->read(in.source.get(), f, &error));
   }
   r->finish();
-}
-
-const DxFinding* find(const Diagnosis& d, const std::string& code) {
-  for (const auto& x : d.findings)
-    if (x.f.code == code) return &x;
-  return nullptr;
 }
 
 void every_finding_has_fix_and_verify(const Diagnosis& d) {

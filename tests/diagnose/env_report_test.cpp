@@ -8,10 +8,12 @@
 #include <sstream>
 
 #include "diagnose/diagnosis.h"
+#include "tests/diagnose/diagnose_test_support.h"
 #include "evidence/matcher.h"
 
 using namespace denpex;
 using namespace denpex::diag;
+using denpex::diag::test::find;
 using namespace denpex::evidence;
 
 namespace {
@@ -31,12 +33,6 @@ Diagnosis diagnose_text(const std::string& text, const std::string& name = "past
   return diagnose(r);
 }
 
-const DxFinding* find(const Diagnosis& d, const std::string& code) {
-  for (const auto& x : d.findings)
-    if (x.f.code == code) return &x;
-  return nullptr;
-}
-
 bool mentions(const DxFinding* x, const std::string& s) {
   return x != nullptr && (x->f.message.find(s) != std::string::npos || x->f.found.find(s) != std::string::npos);
 }
@@ -44,21 +40,11 @@ bool mentions(const DxFinding* x, const std::string& s) {
 }  // namespace
 
 TEST_CASE("every example of the environment entries is read by its own entry") {
-  const Matcher& m = builtin_matcher();
-  for (const char* id : {"env.shell_prompt", "env.torch_version", "env.torch_cuda", "env.cuda_runtime",
+  denpex::diag::test::check_examples_read_by_own_entry({"env.shell_prompt", "env.torch_version", "env.torch_cuda", "env.cuda_runtime",
                          "env.driver_collect_env", "env.nvidia_smi_header", "env.nvrm_version", "env.driver_package",
                          "env.driver_package_plain", "env.nvrm_api_mismatch", "env.sys_module_version",
                          "env.pip_show_name", "env.conda_nccl", "env.torch_nccl_command", "env.nccl_listing",
-                         "env.ctypes_cdll", "env.hasattr_nccl", "horovod.stall.header", "slurm.task_oom", "slurm.oom_kill"}) {
-    int i = m.index_of(id);
-    REQUIRE(i >= 0);
-    for (const auto& ex : m.table().signals[static_cast<size_t>(i)].examples) {
-      INFO(id << ": " << ex);
-      Hit hit;
-      REQUIRE(m.match(Scope::line, ex, &hit));
-      CHECK(hit.signal->id == id);
-    }
-  }
+                         "env.ctypes_cdll", "env.hasattr_nccl", "horovod.stall.header", "slurm.task_oom", "slurm.oom_kill"});
 }
 
 TEST_CASE("collect_env with two NCCL wheels: nccl-wheel-conflict naming both versions") {

@@ -83,6 +83,25 @@ TEST_CASE("DETAIL fingerprints: both sides, the old 'inconsistent collective' fo
   CHECK(r.watch[3].seq == 0);
   CHECK(r.watch[3].op == "REDUCE Float");
   CHECK(r.watch[4].op == "ALLREDUCE Float");
+  // Each side as printed, to the parenthesis that closes it (TensorOptions(...) nests).
+  CHECK(r.watch[0].quote ==
+        "CollectiveFingerPrint(SequenceNumber=3104, OpType=ALLREDUCE, TensorShape=[195812480], TensorDtypes=BFloat16, "
+        "TensorDeviceTypes=TensorOptions(dtype=float (default), device=cuda))");
+  CHECK(r.watch[1].quote.find("TensorShape=[51123456]") != std::string::npos);
+  CHECK(r.watch[2].quote ==
+        "CollectiveFingerPrint(OpType=BROADCAST, TensorShape=[4, 8], TensorDtypes=Float, TensorDeviceTypes=cuda)");
+  CHECK(r.watch[3].quote == "CollectiveFingerPrint(SequenceNumber=0OpType=REDUCE, TensorShape=[10], TensorDtypes=Float)");
+}
+
+TEST_CASE("DETAIL fingerprints: a side cut off by the end of the line is quoted to there") {
+  LogReader r = read(
+      "Rank 1 is running collective: CollectiveFingerPrint(SequenceNumber=7, OpType=ALLREDUCE, TensorShape=[8], "
+      "TensorDeviceTypes=TensorOptions(dtype=float (default)), but Rank 0 is running collective: "
+      "CollectiveFingerPrint(SequenceNumber=7, OpType=ALLREDUCE, TensorShape=[9], TensorDevic\n");
+  REQUIRE(r.watch.size() == 2);
+  CHECK(r.watch[0].quote.find("TensorShape=[8]") != std::string::npos);
+  CHECK(r.watch[0].quote.find("but Rank") == std::string::npos);
+  CHECK(r.watch[1].quote == "CollectiveFingerPrint(SequenceNumber=7, OpType=ALLREDUCE, TensorShape=[9], TensorDevic");
 }
 
 TEST_CASE("desync debug report names who never joined") {

@@ -35,6 +35,29 @@ check "its time in ISO 8601, the year from torchrun's summary in that file" '.di
 check "ranks 4, 6, 7 are placed on gpu-a02" '[.diagnosis.collateral[] | select(.ranks | index(6) != null) | .hosts[]] | index("gpu-a02") != null'
 check "the CUDA error's fix" '[.findings[] | select(.code == "initiating-failure") | .fix] | join(" ") | test("CUDA_LAUNCH_BLOCKING=1")'
 
+# Two nodes whose clocks differ by 7 s: rank 2's error is stamped 4 s before rank 1's, but rank 2
+# only waited (it timed out in the work rank 1 never joined), and the logs show the skew.
+expect 1 "skew fixture" diagnose "$fx/skew_two_nodes" --json "$tmp/j.json"
+check "skew: rank 1 on gpu-b01 initiates" '.diagnosis.initiating.ranks == [1] and .diagnosis.initiating.hosts == ["gpu-b01"]'
+check "skew: the skew the logs show" '.diagnosis.clock_skew_s > 6.9 and .diagnosis.clock_skew_s < 7.1'
+check "skew: the finding says the clocks decided nothing" '[.findings[] | select(.code == "initiating-failure")][0].message | test("clocks disagree by up to 7.0 s")'
+check "skew: rank 2 is collateral" '[.diagnosis.collateral[].ranks[]] | index(2) != null'
+
+# One paste per family (fixtures/families/README.md).
+fam=$fx/families
+expect 1 "shm last error" diagnose "$fam/shm_last_error.log" --json "$tmp/j.json"
+check "shm: NCCL's last error is what started it, with the /dev/shm fix" '(.diagnosis.initiating.what | test("/dev/shm/nccl-Qx81Ta")) and ([.findings[] | select(.code == "initiating-failure")][0].fix | test("shm-size"))'
+check "shm: no rank" '(.diagnosis.initiating.ranks | length) == 0'
+expect 1 "ucx sigbus" diagnose "$fam/ucx_sigbus.log" --json "$tmp/j.json"
+check "ucx: the process is host:pid from the handler's prefix" '.diagnosis.initiating.processes == ["c0ffee12ab34:4120"] and .diagnosis.initiating.hosts == ["c0ffee12ab34"]'
+expect 1 "nvls" diagnose "$fam/nvls_cuda_failure.log" --json "$tmp/j.json"
+check "nvls: host gpu-h7, the fabric manager's fix, no rank" '.diagnosis.initiating.hosts == ["gpu-h7"] and (.diagnosis.initiating.ranks | length) == 0 and ([.findings[] | select(.code == "initiating-failure")][0].fix | test("fabricmanager"))'
+expect 1 "ib alike" diagnose "$fam/ib_error4_alike.log" --json "$tmp/j.json"
+check "ib: nobody blamed, every host named" '.diagnosis.initiating == null and .diagnosis.met_alike.hosts == ["ib-n02","ib-n04","ib-n07"] and ([.findings[] | select(.code == "initiating-failure")][0] | (.ranks | length) == 0 and (.hosts | length) == 3 and (.fix | test("ACS")))'
+grep -q "^Started by: no single rank" "$tmp/out" || { echo "FAIL: ib: human report does not say no single rank"; head -3 "$tmp/out"; fail=1; }
+expect 1 "socket ifname" diagnose "$fam/socket_ifname_missing.log" --json "$tmp/j.json"
+check "socket: the cause line and the setting's value in the fix" '(.diagnosis.initiating.what | test("neither AF_INET")) and ([.findings[] | select(.code == "initiating-failure")][0].fix | test("the input sets NCCL_SOCKET_IFNAME=ens9f1"))'
+
 # The same logs as one paste on standard input.
 cat "$fx"/oom_two_nodes/node01.log "$fx"/oom_two_nodes/node02.log | timeout 60 "$drv" diagnose - --json "$tmp/j.json" >/dev/null 2>&1
 [ $? -eq 1 ] || { echo "FAIL: stdin paste exit code"; fail=1; }

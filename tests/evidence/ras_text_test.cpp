@@ -76,6 +76,25 @@ TEST_CASE("RAS text and JSON from the sources: one situation, the same findings"
   CHECK(described(text_findings(read(slurp("status-pdsh.txt")))) == from_json);
 }
 
+// pdsh's host label, srun's task label, a millisecond clock and a time stamp before every line,
+// blank lines included: line repair takes them off (a host name once it has stood before the
+// report's first line), and the report reads as it does bare.
+TEST_CASE("RAS text behind a host, task or time prefix: the JSON form's findings") {
+  std::vector<std::string> from_json = described(judge_ras(read_ras_json(slurp("status.json"), "status.json")));
+  std::string text = slurp("status.txt");
+  for (const char* prefix : {"node01: ", "gpu-a07.cluster: ", "0: ", "1732900000123: ", "2026-12-02 04:10:11 ",
+                             "2026-12-02T04:10:11.123456 "}) {
+    INFO(prefix);
+    std::string lines;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) lines += prefix + line + "\n";
+    LogReader r = read(lines);
+    CHECK(r.reported.empty());
+    CHECK(r.unreadable.count == 0);
+    CHECK(described(text_findings(r)) == from_json);
+  }
+}
+
 TEST_CASE("RAS text from the sources: the job summary and the table are read") {
   std::string text = slurp("status.txt");
   // Cut after the table: the report so far names no trouble of any rank.

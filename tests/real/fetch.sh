@@ -19,8 +19,9 @@
 # usage: tests/real/fetch.sh [--check]
 #   --check   download nothing: exit 0 when the whole matrix is there, 3 when something is
 #             missing (the test runner's "skip"), each missing part named on stderr
-# Environment: DENPEX_WHEEL_CACHE, DENPEX_WHEEL_CACHE_MAX_GB (budget in GiB, default 9; the run fails
-# when the cache ends up larger), DENPEX_PYTHON (the interpreter pip runs under; a 3.11, the
+# Environment: DENPEX_WHEEL_CACHE, DENPEX_WHEEL_CACHE_MAX_GB (the budget in decimal gigabytes,
+# 10^9 bytes, of disk as `du -s --block-size=1` counts it, hard links once; default 9; the run
+# fails when the cache ends up larger), DENPEX_PYTHON (the interpreter pip runs under; a 3.11, the
 # wheels are cp311).
 # Exit: 0 done, 1 a download or unpack failed (one line on stderr says which), 2 bad usage or
 # no suitable pip, 3 (--check only) incomplete, 4 the cache is larger than its budget.
@@ -216,6 +217,8 @@ while IFS= read -r line; do
   b=$(prune_tree "$CACHE/unpacked/$(key_of "$req")" $globs)
   pruned_bytes=$((pruned_bytes + b))
   if [ "$b" -gt 0 ]; then
+    # Replaced, not written through: in a copy made with `cp -al` the old file is shared.
+    rm -f "$CACHE/unpacked/$(key_of "$req")/.denpex-pruned"
     printf '%s\n' $globs >"$CACHE/unpacked/$(key_of "$req")/.denpex-pruned"
   fi
   for e in "${ENVS[@]}"; do
@@ -230,12 +233,13 @@ done <"$HERE/prune.txt"
 end=$(now)
 echo "fetch.sh: wheel cache $CACHE"
 for e in "${ENVS[@]}"; do
-  printf '  env/%-18s %6s  (%s files)\n' "$e" "$(du -sh "$CACHE/env/$e" | cut -f1)" \
+  printf '  env/%-18s %6s  (%s files)\n' "$e" "$(du -s --si "$CACHE/env/$e" | cut -f1)" \
     "$(find "$CACHE/env/$e" -type f | wc -l)"
 done
-total_kb=$(du -sk "$CACHE" | cut -f1)
-printf '  total on disk %s GB (hard links counted once), budget %s GB\n' \
-  "$(awk -v k="$total_kb" 'BEGIN { printf "%.2f", k / 1048576 }')" "$MAX_GB"
+total_bytes=$(du -s --block-size=1 "$CACHE" | cut -f1)
+total_gb=$(awk -v b="$total_bytes" 'BEGIN { printf "%.2f", b / 1e9 }')
+printf '  total on disk %s GB = %s bytes (hard links counted once), budget %s GB (10^9 bytes)\n' \
+  "$total_gb" "$total_bytes" "$MAX_GB"
 if [ "${#need_dl[@]}" -gt 0 ]; then
   printf '  downloaded %s MB in %s s (%s MB/s)\n' "$((downloaded_bytes / 1000000))" \
     "$download_seconds" \
@@ -246,7 +250,7 @@ fi
 printf '  fetch.sh took %s s\n' "$(seconds "$start" "$end")"
 others=$(ls -A "$CACHE/env" | grep -vxF -f <(printf '%s\n' "${ENVS[@]}") || true)
 [ -z "$others" ] || echo "  not from the matrix (left alone): $(echo $others | sed 's/^/env\//; s/ / env\//g')"
-if [ "$total_kb" -gt $((MAX_GB * 1048576)) ]; then
-  echo "fetch.sh: the cache takes $(awk -v k="$total_kb" 'BEGIN { printf "%.2f", k / 1048576 }') GB, more than DENPEX_WHEEL_CACHE_MAX_GB=$MAX_GB" >&2
+if [ "$total_bytes" -gt $((MAX_GB * 1000000000)) ]; then
+  echo "fetch.sh: the cache takes $total_gb GB ($total_bytes bytes), more than DENPEX_WHEEL_CACHE_MAX_GB=$MAX_GB GB" >&2
   exit 4
 fi

@@ -24,6 +24,16 @@ n=$(jq '.findings | length' "$tmp/r.json")
 [ "$(grep -c '^error ' "$tmp/out")" = 1 ] || no "$(grep -c '^error ' "$tmp/out") error findings in the text"
 grep -q '^error collective-args-mismatch  ranks 0-1$' "$tmp/out" || no "no finding naming ranks 0-1"
 grep -q "rank 0 has .*51123456.*rank 1 has .*195812480" "$tmp/out" || no "the message does not give each rank its size"
+# The found line quotes each rank's fingerprint as the user's line prints it, cut around the size.
+found=$(grep '^  found: ' "$tmp/out")
+case "$found" in *WorkNCCL*) no "found is in the analyser's form, not the user's text: $found" ;; esac
+grep -q "rank 0: .*TensorShape=\[51123456\].*; rank 1: .*TensorShape=\[195812480\]" <<<"$found" ||
+  no "found does not quote each rank's TensorShape: $found"
+case "$found" in *pinned_memory*) no "found is not cut around what differs: $found" ;; esac
+[ "$(jq -r '.findings[0].found' "$tmp/r.json")" = "${found#  found:    }" ] ||
+  no "the JSON's found is not the text's: $(jq -r '.findings[0].found' "$tmp/r.json")"
+grep -qF "TensorShape=[51123456]" "$tmp/r.html" || no "the page does not quote the user's text"
+grep -q "WorkNCCL" "$tmp/r.html" && no "the page shows the analyser's WorkNCCL form"
 ev=$(grep -c '^  evidence: ' "$tmp/out")
 [ "$ev" = 1 ] || no "$ev evidence lines, not 1"
 line=$(grep '^  evidence: ' "$tmp/out")
