@@ -233,7 +233,7 @@ TorchProbe probe_torch(const ProbeContext& ctx, const std::vector<SitePackagesDi
   if (wheel.status == ResolveStatus::ok) {
     t.bundled.path = wheel.path;
     t.bundled.linkage = "wheel";
-    read_nccl_literal(host_path(fs, wheel.path), &t.bundled.version, &t.bundled.cuda_build);
+    ctx.nccl_literals.read(host_path(fs, wheel.path), &t.bundled.version, &t.bundled.cuda_build);
     if (t.bundled.version.empty()) t.bundled.version = nccl_wheel_version(fs, site->path);
   }
 
@@ -280,7 +280,7 @@ TorchProbe probe_torch(const ProbeContext& ctx, const std::vector<SitePackagesDi
   }
   // No libnccl in DT_NEEDED: NCCL linked in (USE_STATIC_NCCL); its literal is in .rodata.
   std::string version, cuda_build;
-  if (read_nccl_literal(host_path(fs, lib.path), &version, &cuda_build)) {
+  if (ctx.nccl_literals.read(host_path(fs, lib.path), &version, &cuda_build)) {
     NcclInfo& n = out.effective;
     n.status = NcclStatus::ok;
     n.method = "static";
