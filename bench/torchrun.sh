@@ -78,5 +78,7 @@ for n in $SIZES; do
   fb=$(sed -n 's/^.*bytes_at_root=\([0-9]*\).*/\1/p' "$TMP/floor$n.out" | tail -1)
   pb=$(sed -n 's/.*"bytes_at_root": *\([0-9-]*\).*/\1/p' "$TMP/probe$n.json" | head -1)
   row "torchrun -nproc $n bytes at rank 0" "${pb:--}" "${fb:--}" "$( [ -n "$pb" ] && [ -n "$fb" ] && calc "$pb / $fb" 2)x" "(K=1: digests only)" "info"
-  detail "torchrun -nproc $n (torch 2.7.1, libuv store): rank 0 start to exit, inside the process, median of $RUNS interleaved runs: floor $a ms, probe $b ms (exit $ex), the probe alone $c ms, the gate with no PyTorch on its path $d ms; bytes at rank 0: probe $pb, floor $fb"
+  # Every figure here is CPU-bound on a shared machine: the load beside it says how shared.
+  load=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)
+  detail "torchrun -nproc $n (torch 2.7.1, libuv store): rank 0 start to exit, inside the process, median of $RUNS interleaved runs: floor $a ms, probe $b ms (exit $ex), the probe alone $c ms, the gate with no PyTorch on its path $d ms; bytes at rank 0: probe $pb, floor $fb; load average ${load:-unknown}"
 done

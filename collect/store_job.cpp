@@ -195,8 +195,7 @@ int StoreJob::agree_exit_code(int code, double until, std::string* note) {
   std::string v;
   if (s.ok()) s = client_.get(key, 8, &v, monotonic_seconds() + 5.0);
   if (s.ok() && (v == "0" || v == "1" || v == "2")) {
-    int64_t n = 0;
-    if (rank0_serves_) client_.add(prefix_ + "read", 1, &n, monotonic_seconds() + 2.0);
+    read_verdict_ = true;
     return v[0] - '0';
   }
   if (s.ok()) {
@@ -215,10 +214,25 @@ int StoreJob::agree_exit_code(int code, double until, std::string* note) {
   return 2;
 }
 
+void StoreJob::acknowledge_verdict(int code) {
+  if (rank_ == 0 || !read_verdict_ || !verdict_needs_readers(code)) return;
+  const double until = monotonic_seconds() + 2.0;
+  int64_t n = 0;
+  if (client_.add(prefix_ + "read", 1, &n, until).ok() && n == size_ - 1)
+    client_.set(prefix_ + "allread", "1", until);
+}
+
 void StoreJob::wait_for_readers(double until) {
   const auto readers = static_cast<int64_t>(reported_.size()) - 1;
+  if (readers <= 0) return;
+  // Every rank reported: the last reader marks it, and one wait answers when it does.
+  if (readers == size_ - 1) {
+    client_.wait({prefix_ + "allread"}, until);
+    return;
+  }
+  // Some never reported, so nobody sets "allread": count the readers there are.
   int64_t n = 0;
-  while (readers > 0 && monotonic_seconds() < until) {
+  while (monotonic_seconds() < until) {
     if (!client_.add(prefix_ + "read", 0, &n, until).ok() || n >= readers) return;
     ::usleep(2000);
   }

@@ -11,6 +11,9 @@
 //   n               ADD by every rank but 0 after its d/<rank>; the one that makes it
 //                   WORLD_SIZE-1 sets "all", so rank 0 waits on one key, not N
 //   verdict         rank 0's exit code ("0", "1", "2"), which every rank waits for
+//   read            ADD by every rank but 0 once it holds a failing verdict (or any, when
+//                   rank 0 serves the store); the one that makes it WORLD_SIZE-1 sets
+//                   "allread", which rank 0 waits on before it exits
 // Rank 0 reads N x (digest + host) + K records; nothing is read per rank before that rank's
 // key exists. A rank that never reports costs rank 0 its deadline and is reported missing.
 #pragma once
@@ -49,10 +52,18 @@ class StoreJob {
   // the store went away or answered what no rank 0 puts.
   int agree_exit_code(int code, double until, std::string* note);
 
-  // When rank 0 serves the store itself (collect/tcp_store_server.h): every other rank counts
-  // itself on a key once it has read the verdict, and rank 0 calls this before it stops the
-  // server, waiting until every rank that reported has read it, or `until`.
+  // Whether rank 0 serves the store itself (collect/tcp_store_server.h): it leaves with rank 0.
   void set_rank0_serves(bool serves) { rank0_serves_ = serves; }
+  // Whether rank 0 must outlast the others' reading of `code`: torchrun stops every worker
+  // once one exits non-zero, so a rank 0 that left first with a failing verdict could have the
+  // others stopped before they exit with it; a store rank 0 serves leaves with it.
+  bool verdict_needs_readers(int code) const { return code != 0 || rank0_serves_; }
+  // Other ranks, once agree_exit_code read the verdict from the store and it needs readers:
+  // count themselves on a key, the last of WORLD_SIZE-1 marking them all on one more. Does
+  // nothing on rank 0 or when no verdict was read; a store error is ignored (rank 0's wait is
+  // bounded).
+  void acknowledge_verdict(int code);
+  // Rank 0: waits until every rank that reported has acknowledged the verdict, or `until`.
   void wait_for_readers(double until);
 
   long long bytes_at_root() const { return client_.bytes_received(); }
@@ -80,6 +91,7 @@ class StoreJob {
   int rank_ = 0;
   int size_ = 1;
   bool rank0_serves_ = false;
+  bool read_verdict_ = false;            // other ranks: the verdict came from the store
   long long earlier_bytes_ = 0;          // read on connections closed by a timed-out wait
   std::vector<ReportedRank> reported_;   // rank 0
   HostNames hosts_;                      // rank 0

@@ -35,7 +35,9 @@ std::string verify_of(const char* id) {
   const evidence::Signal* s = signal_named(id);
   return s ? evidence::expand_verify(s->verify) : std::string("denpex-probe diagnose -");
 }
-const std::string kCollectiveVerify = verify_of("nccl.coll");
+// Asked for when a finding needs it: a value at namespace scope would compile the whole signal
+// library when the program starts, in every mode (each gate rank included), not only diagnose.
+std::string collective_verify() { return verify_of("nccl.coll"); }
 const char* kCollectiveFix =
     "make every rank issue the same collectives in the same order with the same sizes on this process group: look "
     "for a rank-dependent branch, a skipped backward or unused parameter, uneven batches or data-dependent shapes "
@@ -119,7 +121,7 @@ void coll_findings(const LogReader& r, std::vector<DxFinding>* out, std::vector<
         break;
       }
     if (names.count(f.comm)) name_synthetic(&f, names[f.comm]);
-    d.verify = kCollectiveVerify;
+    d.verify = collective_verify();
     if (f.severity == Severity::error && (!f.ranks.empty() || !f.hosts.empty()))
       div->push_back(Divergence{f.ranks, f.hosts, {}, f.message, d.evidence});
     d.f = std::move(f);
@@ -248,7 +250,7 @@ size_t watch_divergences(const WatchStates& ws, std::vector<Finding> found, std:
       f.comm = "TORCH_DISTRIBUTED_DEBUG=DETAIL";
     }
     f.fix = kCollectiveFix;
-    d.verify = kCollectiveVerify;
+    d.verify = collective_verify();
     if (f.severity == Severity::error) {
       Divergence& dv = tied[{f.comm, f.seq}];
       dv.ranks.insert(dv.ranks.end(), f.ranks.begin(), f.ranks.end());
@@ -524,7 +526,7 @@ void reported_findings(const LogReader& r, std::vector<DxFinding>* out, std::vec
     }
     if (!error) continue;
     f.severity = Severity::error;
-    d.verify = kCollectiveVerify;
+    d.verify = collective_verify();
     if (!f.ranks.empty()) div->push_back(Divergence{f.ranks, {}, {}, f.message, d.evidence});
     out->push_back(std::move(d));
   }
@@ -695,7 +697,7 @@ void blame_findings(Diagnosis* d, const std::vector<Divergence>& divergences, co
     x.f.found = b.initiating.what;
     x.f.fix = kCollectiveFix;
     x.evidence = b.initiating.evidence;
-    x.verify = kCollectiveVerify;
+    x.verify = collective_verify();
     d->findings.push_back(std::move(x));
   }
 }

@@ -425,6 +425,10 @@ const char* store_advice(StoreStatus s) {
          "and leave MASTER_ADDR/MASTER_PORT as torchrun sets them";
 }
 
+// Ignores SIGTERM, the signal torchrun stops its workers with, for the rest of the process (the
+// disposition is the process's, so whichever thread the kernel picks, nothing is exec'd after).
+void ignore_stop_signal() { ::signal(SIGTERM, SIG_IGN); }
+
 // Whether rank 0 serves MASTER_ADDR:MASTER_PORT itself. Only torchrun's agent announces a
 // store (TORCHELASTIC_USE_AGENT_STORE=True: torch >= 2.4, the static rendezvous of older
 // ones); otherwise (torch <= 2.3 with --rdzv-backend c10d, a launcher that sets the env://
@@ -496,8 +500,14 @@ int run_torchrun(const Options& o, const TorchrunWorker& w) {
   // Ranks other than 0 wait past their deadline: rank 0 may be waiting for records, judging.
   code = job.agree_exit_code(code, deadline + kRecordGrace + 30.0, &note);
   if (!note.empty()) std::fprintf(stderr, "denpex-probe: %s\n", note.c_str());
-  // The store leaves with rank 0: the others read the verdict first.
-  if (serving) job.wait_for_readers(monotonic_seconds() + 10.0);
+  if (w.rank != 0) {
+    // From the acknowledgement on, rank 0 may exit and torchrun stop this worker: its exit
+    // code is the verdict, not SIGTERM's (the few steps left are bounded; SIGKILL still ends it).
+    ignore_stop_signal();
+    job.acknowledge_verdict(code);
+  } else if (job.verdict_needs_readers(code)) {
+    job.wait_for_readers(monotonic_seconds() + (serving ? 10.0 : 5.0));
+  }
   return code;
 }
 

@@ -35,7 +35,7 @@ struct Collector {
     NcclCandidate c;
     c.path = r.path;
     c.origin = origin;
-    read_nccl_literal(host_path(ctx.loader.fs, r.path), &c.version, &c.cuda_build);
+    ctx.nccl_literals.read(host_path(ctx.loader.fs, r.path), &c.version, &c.cuda_build);
     out.push_back(std::move(c));
   }
 

@@ -138,7 +138,7 @@ CupyProbe probe_cupy_nccl(const ProbeContext& ctx, const std::vector<SitePackage
   FrameworkInfo& f = out.cupy;
   const FsView& fs = ctx.loader.fs;
   Resolved ext_real = resolve(fs, ext);
-  ElfInfo elf = read_elf(host_path(fs, ext_real.path), true);
+  ElfInfo elf = read_elf(host_path(fs, ext_real.path), true, kNcclImports);
   PreloadConfig c = read_preload_config(fs, f.path);
   Resolution res;
   if (!c.preload || !preload_resolution(ctx, sites, c, &res, &f.nccl_rule)) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace denpex {
@@ -56,11 +57,21 @@ std::string machine_name(uint16_t machine);
 // The e_machine of the running program's architecture.
 uint16_t host_machine();
 
-// Reads headers, the dynamic section, and (when `symbols`) the dynamic symbol table of `path`.
+// Which dynamic symbols read_elf keeps: those whose names start with `prefix` (every name when
+// empty), and with `undefined_only` only those the object imports. The NCCL ABI check wants the
+// nccl* imports of a library that has tens of thousands of symbols; only the names that can
+// match are then read.
+struct SymbolFilter {
+  std::string_view prefix;
+  bool undefined_only = false;
+};
+
+// Reads headers, the dynamic section, and (when `symbols`) the dynamic symbol table of `path`,
+// keeping the symbols `want` names (dynsyms_read still says whether the whole table was read).
 // Never throws; failure is in the returned status (an unreadable symbol table alone leaves the
 // status ok and sets dynsyms_read = false). Follows symlinks (callers resolve first when
 // that matters).
-ElfInfo read_elf(const std::string& path, bool symbols);
+ElfInfo read_elf(const std::string& path, bool symbols, const SymbolFilter& want = {});
 
 // Searches the read-only data of `path` for every occurrence of `needle` and returns the
 // NUL-terminated strings that start with it (each capped at 256 bytes). Looks in .rodata (and

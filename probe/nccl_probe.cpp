@@ -28,7 +28,7 @@ NcclInfo inspect_nccl(const ProbeContext& ctx, const Resolution& res,
     const CpuAlternative& a = res.cpu_alternatives[i];
     std::string version, cuda_build;
     if (a.status == LoadStatus::found &&
-        read_nccl_literal(host_path(ctx.loader.fs, a.real_path), &version, &cuda_build))
+        ctx.nccl_literals.read(host_path(ctx.loader.fs, a.real_path), &version, &cuda_build))
       n.depends_on_cpu[i] += " (NCCL " + version + ")";
   }
   LibraryProbe lp = probe_library(ctx, res, "ncclGetVersion", untrusted);
@@ -58,7 +58,7 @@ NcclInfo inspect_nccl(const ProbeContext& ctx, const Resolution& res,
   }
   n.path = lp.path;
   n.method = "dlopen";
-  read_nccl_literal(lp.host, &n.static_version, &n.cuda_build);
+  ctx.nccl_literals.read(lp.host, &n.static_version, &n.cuda_build);
 
   if (lp.step == LibraryStep::not_loaded) {
     // What the live check learns from dlsym, the symbol table says too: a library without

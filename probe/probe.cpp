@@ -87,7 +87,7 @@ RankRecord probe_rank(const ProbeOptions& o) {
   r.abi = tp.abi;
   // PyTorch present: the NCCL that matters is the one libtorch_cuda.so gets.
   r.nccl = tp.has_nccl ? tp.effective : r.system_nccl;
-  r.nccl_wheels = find_nccl_wheels(fs, sites);
+  r.nccl_wheels = find_nccl_wheels(fs, sites, &ctx.nccl_literals);
   if (!r.torch.nccl_requirement.empty())
     r.torch.nccl_requirement_met = requirement_met(r.torch.nccl_requirement, r.nccl_wheels);
   step("JAX's CUDA plugin and CuPy (the NCCL each loads)");

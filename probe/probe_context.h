@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "probe/loader.h"
+#include "probe/nccl_literals.h"
 
 namespace denpex {
 
@@ -21,6 +22,8 @@ struct ProbeContext {
   std::vector<std::string> site_packages;  // --site-packages, in order
   std::vector<std::string> kernel_version_files = {"/sys/module/nvidia/version",
                                                    "/proc/driver/nvidia/version"};
+  // A cache, not state: what a file's literal says does not change within one probe.
+  mutable NcclLiterals nccl_literals;
 };
 
 // Value of `name` in `env`, or "" when unset (a variable set to "" reads the same). The one

@@ -291,7 +291,8 @@ bool read_python_string(const FsView& fs, const std::string& file, const std::st
 }
 
 std::vector<NcclWheel> find_nccl_wheels(const FsView& fs,
-                                        const std::vector<SitePackagesDir>& sites) {
+                                        const std::vector<SitePackagesDir>& sites,
+                                        NcclLiterals* literals) {
   std::vector<NcclWheel> out;
   for (const auto& s : sites) {
     std::vector<DistInfo> dists = list_dist_infos(fs, s.path, "nvidia-nccl-cu");
@@ -302,7 +303,8 @@ std::vector<NcclWheel> find_nccl_wheels(const FsView& fs,
                          ? static_cast<long long>(st.st_size)
                          : -1;
     std::string version, cuda_build;
-    if (size >= 0) read_nccl_literal(host_path(fs, lib), &version, &cuda_build);
+    if (size >= 0 && literals) literals->read(host_path(fs, lib), &version, &cuda_build);
+    else if (size >= 0) read_nccl_literal(host_path(fs, lib), &version, &cuda_build);
     for (const auto& d : dists)
       out.push_back({d.project, d.version, s.path, d.dir, owns(fs, d, version, size)});
   }

@@ -44,8 +44,11 @@ bool read_python_string(const FsView& fs, const std::string& file, const std::st
                         std::string* value, std::string* error);
 
 // Every nvidia-nccl-cu* distribution pip recorded in `sites`, in search order, with whether the
-// file they all install (nvidia/nccl/lib/libnccl.so.2) is the one its RECORD lists.
-std::vector<NcclWheel> find_nccl_wheels(const FsView& fs, const std::vector<SitePackagesDir>& sites);
+// file they all install (nvidia/nccl/lib/libnccl.so.2) is the one its RECORD lists. The
+// library's literal is read through `literals` when given (the probe's cache).
+std::vector<NcclWheel> find_nccl_wheels(const FsView& fs,
+                                        const std::vector<SitePackagesDir>& sites,
+                                        NcclLiterals* literals = nullptr);
 
 // Whether the first installed distribution of the project `requirement` names
 // ("nvidia-nccl-cu12==2.20.5") satisfies it: "yes", "no" (a different version, or the project not

@@ -90,7 +90,7 @@ bool under(const std::string& path, const std::string& dir) {
 std::vector<std::string> nccl_imports(const ElfInfo& elf) {
   std::set<std::string> names;
   for (const auto& s : elf.dynsyms)
-    if (!s.defined && s.name.rfind("nccl", 0) == 0) names.insert(s.name);
+    if (!s.defined && s.name.rfind(kNcclPrefix, 0) == 0) names.insert(s.name);
   return {names.begin(), names.end()};
 }
 
@@ -109,7 +109,8 @@ AbiCheck check_nccl_abi(const std::string& consumer, const ElfInfo& consumer_elf
     return a;
   }
   a.imported = nccl_imports(consumer_elf);
-  ElfInfo lib = read_elf(library_host, true);
+  // Only nccl* names are imported, so only they need to be known as exported.
+  ElfInfo lib = read_elf(library_host, true, SymbolFilter{kNcclPrefix, false});
   if (lib.status != ElfStatus::ok || !lib.dynsyms_read) {
     a.error = fmt::format("cannot read the dynamic symbols of {}: {}", library,
                           lib.status != ElfStatus::ok ? to_string(lib.status) : lib.dynsyms_error);
@@ -232,7 +233,7 @@ TorchProbe probe_torch(const ProbeContext& ctx, const std::vector<SitePackagesDi
   if (wheel.status == ResolveStatus::ok) {
     t.bundled.path = wheel.path;
     t.bundled.linkage = "wheel";
-    read_nccl_literal(host_path(fs, wheel.path), &t.bundled.version, &t.bundled.cuda_build);
+    ctx.nccl_literals.read(host_path(fs, wheel.path), &t.bundled.version, &t.bundled.cuda_build);
     if (t.bundled.version.empty()) t.bundled.version = nccl_wheel_version(fs, site->path);
   }
 
@@ -243,7 +244,7 @@ TorchProbe probe_torch(const ProbeContext& ctx, const std::vector<SitePackagesDi
   }
   t.build = "cuda";
   t.libtorch_cuda = lib.path;
-  ElfInfo elf = read_elf(host_path(fs, lib.path), true);
+  ElfInfo elf = read_elf(host_path(fs, lib.path), true, kNcclImports);
   if (elf.status != ElfStatus::ok) {
     t.status = TorchStatus::error;
     t.error = fmt::format("{}: {}", lib.path, to_string(elf.status));
@@ -279,7 +280,7 @@ TorchProbe probe_torch(const ProbeContext& ctx, const std::vector<SitePackagesDi
   }
   // No libnccl in DT_NEEDED: NCCL linked in (USE_STATIC_NCCL); its literal is in .rodata.
   std::string version, cuda_build;
-  if (read_nccl_literal(host_path(fs, lib.path), &version, &cuda_build)) {
+  if (ctx.nccl_literals.read(host_path(fs, lib.path), &version, &cuda_build)) {
     NcclInfo& n = out.effective;
     n.status = NcclStatus::ok;
     n.method = "static";

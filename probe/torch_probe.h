@@ -39,10 +39,15 @@ struct VersionPy {
 // text is not text.
 VersionPy parse_version_py(const std::string& text);
 
+// The prefix of every NCCL symbol, and what the ABI check needs of a consumer's dynamic symbols:
+// its nccl* imports (read_elf with kNcclImports).
+inline constexpr const char* kNcclPrefix = "nccl";
+inline constexpr SymbolFilter kNcclImports{"nccl", true};
+
 // The ABI check for any library that imports NCCL (PyTorch's libtorch_cuda.so, CuPy's nccl
-// extension): the nccl* symbols `consumer_elf` (read with dynamic symbols) imports against those
-// `library` (host path `library_host`) exports. `error` is set, and nothing listed, when either
-// symbol table cannot be read.
+// extension): the nccl* symbols `consumer_elf` (read with dynamic symbols: all, or
+// kNcclImports) imports against those `library` (host path `library_host`) exports. `error` is
+// set, and nothing listed, when either symbol table cannot be read.
 AbiCheck check_nccl_abi(const std::string& consumer, const ElfInfo& consumer_elf,
                         const std::string& library, const std::string& library_host);
 

@@ -3,6 +3,7 @@
 #include <elf.h>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
@@ -29,6 +30,48 @@ TEST_CASE("read_elf reads soname, needed, rpath and imports of a stand-in libtor
   for (const auto& s : e.dynsyms)
     if (s.name == "ncclCommRegister") imports_register = !s.defined;
   CHECK(imports_register);
+}
+
+namespace {
+
+// The symbols of a whole read that a filter names, in table order.
+std::vector<std::string> filtered(const ElfInfo& all, const SymbolFilter& want) {
+  std::vector<std::string> out;
+  for (const auto& s : all.dynsyms)
+    if (s.name.rfind(want.prefix, 0) == 0 && (!want.undefined_only || !s.defined))
+      out.push_back(s.name + (s.defined ? " D" : " U") + (s.weak ? "W" : "") +
+                    (s.function ? "F" : ""));
+  return out;
+}
+
+std::vector<std::string> described(const ElfInfo& e) { return filtered(e, SymbolFilter{}); }
+
+}  // namespace
+
+TEST_CASE("a filtered read of the dynamic symbols keeps exactly what a whole read would") {
+  // The stand-in and this test program itself: one imports nccl* names, the other a few
+  // thousand C++ names across a string table of many windows.
+  char self[4096] = {};
+  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  REQUIRE(n > 0);
+  for (const std::string& path : {standin("torch-dyn-reg/libtorch_cuda.so"), std::string(self)}) {
+    INFO(path);
+    const ElfInfo all = read_elf(path, true);
+    REQUIRE(all.dynsyms_read);
+    for (const SymbolFilter& want : {SymbolFilter{"nccl", false}, SymbolFilter{"nccl", true},
+                                    SymbolFilter{"_ZN", false}, SymbolFilter{"_ZN", true},
+                                    SymbolFilter{"", true}, SymbolFilter{"no such name", false}}) {
+      INFO(std::string(want.prefix) << (want.undefined_only ? " (imports)" : ""));
+      const ElfInfo some = read_elf(path, true, want);
+      CHECK(some.dynsyms_read);
+      CHECK(some.needed == all.needed);
+      CHECK(some.soname == all.soname);
+      CHECK(described(some) == filtered(all, want));
+    }
+  }
+  CHECK_FALSE(filtered(read_elf(standin("torch-dyn-reg/libtorch_cuda.so"), true),
+                       SymbolFilter{"nccl", true})
+                  .empty());
 }
 
 TEST_CASE("read_elf on the real NCCL reads its soname and exports without reading 218 MB", "[real-nccl]") {

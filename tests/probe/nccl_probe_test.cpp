@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "probe/monotonic_clock.h"
+#include "probe/nccl_literals.h"
 #include "probe/nccl_probe.h"
 #include "probe/probe.h"
 #include "scratch.h"
@@ -163,4 +164,24 @@ TEST_CASE("read statically, a libnccl without ncclGetVersion is unloadable too")
   NcclInfo ok = probe_system_nccl(ctx, nullptr);
   CHECK(ok.status == NcclStatus::not_loaded);
   CHECK(ok.version == "2.21.5");
+}
+
+TEST_CASE("a probe's literal cache reads a file once, and again once it is replaced") {
+  Scratch s;
+  const std::string a = s.install_nccl("nccl-2.21.5", "a");
+  s.install_nccl("nccl-2.8.4", "b");
+  NcclLiterals literals;
+  std::string version, cuda;
+  REQUIRE(literals.read(a, &version, &cuda));
+  CHECK(version + " " + cuda == "2.21.5 12.4");
+  version.clear();
+  REQUIRE(literals.read(a, &version, &cuda));  // from the cache: the same answer
+  CHECK(version == "2.21.5");
+  // Another library now where the link points (a new inode, as an upgrade leaves it).
+  REQUIRE(::rename(s.path("b/libnccl.so.2.8.4").c_str(), s.path("a/libnccl.so.2.21.5").c_str()) == 0);
+  REQUIRE(literals.read(a, &version, &cuda));
+  CHECK(version + " " + cuda == "2.8.4 11.2");
+  CHECK_FALSE(literals.read(s.path("none/libnccl.so.2"), &version, &cuda));
+  const std::string text = s.write("text/libnccl.so.2", "not a library");
+  CHECK_FALSE(literals.read(text, &version, &cuda));
 }

@@ -45,6 +45,10 @@ echo $$ >"$dir/pid.$RANK.$TORCHELASTIC_RESTART_COUNT"
 echo "$GROUP_RANK $(hostname) ${TORCHELASTIC_ERROR_FILE:-}" >"$dir/agent.$RANK"
 echo "${TORCHELASTIC_USE_AGENT_STORE:-}" >"$dir/agentstore.$RANK"
 if [ -n "${HANG_RANK:-}" ] && [ "$RANK" = "$HANG_RANK" ]; then exec sleep 60; fi
+# torchrun stops a failed job's workers with SIGTERM to the process group: this shell records
+# the probe's own code even then (the trap runs once the probe has exited; the probe itself
+# keeps the default disposition, so a probe stopped early shows 143).
+trap 'echo "stopped by SIGTERM" >"$dir/term.$RANK.$TORCHELASTIC_RESTART_COUNT"' TERM
 if [ -n "${PRELOAD_GROUP:-}" ] && [ "$GROUP_RANK" = "$PRELOAD_GROUP" ]; then
   export LD_PRELOAD=$PRELOAD_LIB
 fi
