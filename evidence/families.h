@@ -9,7 +9,6 @@
 #include <string>
 #include <string_view>
 
-#include "evidence/coll_stream.h"
 #include "evidence/events.h"
 #include "evidence/matcher.h"
 #include "evidence/read_diag.h"
@@ -99,17 +98,6 @@ void read_coll(const Hit&, Record&);
 // The same on the body of a COLL record (what read_coll reads of its Hit), for the reader's hot
 // path: no Hit to make per line.
 void read_coll_body(std::string_view body, Record& rec);
-// A COLL body's fields ("AllReduce: opCount 1a ... comm 0x.. [nranks=N] stream ..."), parsed:
-// pure, so the line feed (line_feed.h) parses ahead of the reader.
-struct CollFields {
-  CollCall call;
-  unsigned long long comm = 0;
-  long long nranks = -1;
-  bool have_count = false, have_dtype = false, have_comm = false, broken = false;
-};
-CollFields parse_coll_body(std::string_view body);
-// read_coll_body once the body is parsed into `c`.
-void read_coll_fields(CollFields c, Record& rec);
 void read_init(const Hit&, Record&);
 void read_failure(const Hit&, Record&);
 void read_fact(const Hit&, Record&);

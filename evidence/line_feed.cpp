@@ -1,7 +1,6 @@
 #include "evidence/line_feed.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstring>
 
 namespace denpex::evidence {
@@ -17,22 +16,6 @@ constexpr size_t kCutChars = 120;
 bool starts(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_space(char c) { return c == ' ' || c == '\t'; }
-bool has(std::string_view s, std::string_view lit) {
-  return !lit.empty() && s.size() >= lit.size() && memmem(s.data(), s.size(), lit.data(), lit.size()) != nullptr;
-}
-
-// The body of the INFO record `rec` when it is a COLL record, as LogReader::nccl_record and
-// nccl_level find it; empty otherwise (a WARN, no header, another INFO line).
-std::string_view coll_body(std::string_view rec) {
-  size_t open = rec.find(" [");
-  size_t k = find_nccl(rec);
-  if (open == std::string_view::npos || k == std::string_view::npos || open > k) return {};
-  std::string_view level_body = rec.substr(k + 6);
-  if (starts(level_body, "WARN")) return {};
-  size_t sp = level_body.find(' ');
-  std::string_view body = sp == std::string_view::npos ? std::string_view() : level_body.substr(sp + 1);
-  return is_coll_body(body) ? body : std::string_view();
-}
 
 // Where the NCCL record whose " NCCL " is at k starts ("host:pid:tid [dev] "), npos if k is no
 // record header. A glued header starts right after the other record's last character: the
@@ -95,14 +78,6 @@ size_t nccl_record_starts(std::string_view text, size_t* starts) {
   return n;
 }
 
-bool is_coll_body(std::string_view body) {
-  size_t colon = body.find(": opCount ");
-  if (colon != std::string_view::npos) return colon < 24;
-  if (body.empty() || !std::isupper(static_cast<unsigned char>(body[0]))) return false;
-  size_t c = body.find(':');
-  return c != std::string_view::npos && c < 20 && has(body, " count ") && has(body, " datatype ");
-}
-
 LineFeed::LineFeed(ByteSource* source, bool threaded) : lines_(source, kMaxLine), threaded_(threaded) {
   if (threaded_) thread_ = std::thread([this] { produce(); });
 }
@@ -122,7 +97,6 @@ bool LineFeed::fill(FedBatch* b) {
   b->chars.clear();
   b->starts.clear();
   b->lines.clear();
-  b->colls.clear();
   bool cut = false;
   size_t at[kMaxRecordStarts];
   while (b->lines.size() < kBatchLines && b->chars.size() < kBatchChars) {
@@ -148,15 +122,6 @@ bool LineFeed::fill(FedBatch* b) {
     l.starts_at = static_cast<std::uint32_t>(b->starts.size());
     l.nstarts = static_cast<std::uint8_t>(n);
     b->starts.insert(b->starts.end(), at, at + n);
-    // One record on the line (the usual case, and the only one whose record ends where the line
-    // does whatever the reader finds before it): its COLL body is parsed here.
-    std::string_view body = n == 1 ? coll_body(text.substr(at[0])) : std::string_view();
-    if (!body.empty()) {
-      l.coll = static_cast<std::int32_t>(b->colls.size());
-      l.coll_at = l.text_at + static_cast<std::uint32_t>(body.data() - text.data());
-      l.coll_size = static_cast<std::uint32_t>(body.size());
-      b->colls.push_back(parse_coll_body(body));
-    }
   }
   return true;
 }

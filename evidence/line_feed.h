@@ -1,7 +1,6 @@
 // The part of reading a log that needs nothing shared across inputs, run ahead of the reader
 // (log_reader.h) on a thread of its own: lines read and decoded (line_reader.h), repaired
-// (line_repair.h), the places where NCCL records start found, and the COLL body of a line that
-// holds one record parsed. The reader then does only
+// (line_repair.h), and the places where NCCL records start found. The reader then does only
 // what depends on every line before it (processes, communicators, the collective stream), in
 // the same order as before, so what it reads is the same whichever thread did this part.
 //
@@ -19,7 +18,6 @@
 #include <thread>
 #include <vector>
 
-#include "evidence/families.h"
 #include "evidence/input_source.h"
 #include "evidence/line_reader.h"
 #include "evidence/line_repair.h"
@@ -34,15 +32,6 @@ size_t find_nccl(std::string_view s, size_t from = 0);
 // Where the NCCL records of a repaired line start ("host:pid:tid [dev] NCCL ..."), ascending,
 // at most kMaxRecordStarts, into `starts`. Returns how many (0: no NCCL header in the line).
 size_t nccl_record_starts(std::string_view text, size_t* starts);
-// Whether the body of an NCCL INFO record is a COLL record: "AllReduce: opCount 1a ..." (or an
-// old "Name: ... count N datatype D" form).
-bool is_coll_body(std::string_view body);
-
-// A COLL body the feed parsed ahead (parse_coll_body, families.h), and where it stands.
-struct FedColl {
-  const CollFields* fields = nullptr;  // nullptr: none
-  std::string_view body;
-};
 
 // One physical line, as the reader's own line handling would have prepared it.
 struct FedLine {
@@ -52,8 +41,6 @@ struct FedLine {
   std::uint32_t cut_at = 0, cut_size = 0;    // a cut line: its first 120 bytes as read, in chars
   std::uint32_t starts_at = 0;               // its record starts, in FedBatch::starts
   std::uint8_t nstarts = 0;
-  std::int32_t coll = -1;                    // its one record's COLL body parsed, in FedBatch::colls
-  std::uint32_t coll_at = 0, coll_size = 0;  // that body, in chars
   bool cut = false;       // longer than kMaxLine: the rest was skipped
   bool indented = false;  // the line as read (before repair took its prefixes) began with a blank
 };
@@ -62,11 +49,6 @@ struct FedBatch {
   std::string chars;
   std::vector<size_t> starts;
   std::vector<FedLine> lines;
-  std::vector<CollFields> colls;
-  FedColl coll_of(const FedLine& l) const {
-    if (l.coll < 0) return {};
-    return {&colls[static_cast<size_t>(l.coll)], std::string_view(chars).substr(l.coll_at, l.coll_size)};
-  }
   std::string_view text(const FedLine& l) const { return std::string_view(chars).substr(l.text_at, l.text_size); }
   std::string_view cut_text(const FedLine& l) const { return std::string_view(chars).substr(l.cut_at, l.cut_size); }
   const size_t* starts_of(const FedLine& l) const { return starts.data() + l.starts_at; }

@@ -59,6 +59,15 @@ size_t headerless_level(std::string_view text) {
   return k + 5;
 }
 
+// A COLL record: "AllReduce: opCount 1a ..." (or an old "Name: ... count N datatype D" form).
+bool is_coll_body(std::string_view body) {
+  size_t colon = body.find(": opCount ");
+  if (colon != std::string_view::npos) return colon < 24;
+  if (body.empty() || !std::isupper(static_cast<unsigned char>(body[0]))) return false;
+  size_t c = body.find(':');
+  return c != std::string_view::npos && c < 20 && has(body, " count ") && has(body, " datatype ");
+}
+
 }  // namespace
 
 LogReader::LogReader(bool keep_all_calls)
@@ -177,11 +186,9 @@ bool LogReader::read(ByteSource* in, const std::string& name, std::string* error
       ++lines;
       // A line longer than any record: what was kept is read, the rest was skipped.
       if (l.cut) bad(st, fmt::format("line longer than {} KiB cut: {}", kMaxLine / 1024, b->cut_text(l)));
-      fed_ = b->coll_of(l);
       repaired(b->text(l), l.label, l.indented, b->starts_of(l), l.nstarts, st);
     }
   }
-  fed_ = FedColl();
   st.host_labels = std::move(feed.host_labels());
   end_file(st);
   if (!feed.error().empty()) {
@@ -404,14 +411,11 @@ void LogReader::nccl_level(std::string_view rec, std::string_view level_body, co
   size_t sp = level_body.find(' ');
   std::string_view body = sp == std::string_view::npos ? std::string_view() : level_body.substr(sp + 1);
   Record r{*this, st, lab, proc, rec, true};
-  // The body the line feed parsed ahead: this very text (the same bytes of its batch).
-  bool fed = fed_.fields != nullptr && fed_.body.data() == body.data() && fed_.body.size() == body.size();
-  if (!warn && coll_entry_ >= 0 && (fed || is_coll_body(body))) {
+  if (!warn && coll_entry_ >= 0 && is_coll_body(body)) {
     // The hot path: COLL lines go to their hand-written reader without a pattern match (and
     // without a Hit, whose field slots would be cleared per line).
     ++hits[static_cast<size_t>(coll_entry_)];
-    if (fed) read_coll_fields(*fed_.fields, r);
-    else read_coll_body(body, r);
+    read_coll_body(body, r);
     return;
   }
   Hit hit;

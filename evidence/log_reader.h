@@ -17,7 +17,6 @@
 #include "evidence/coll_stream.h"
 #include "evidence/events.h"
 #include "evidence/input_source.h"
-#include "evidence/line_feed.h"
 #include "evidence/line_reader.h"
 #include "evidence/read_ras.h"
 
@@ -137,7 +136,6 @@ class LogReader {
   const Matcher& matcher_;
   bool keep_all_calls_;
   int read_threads_ = 1;
-  FedColl fed_;  // the COLL body of the line being read that the feed parsed ahead, if any
   int coll_entry_ = -1;
   CollStream stream_;
   std::map<std::string, int> proc_index_;

@@ -17,6 +17,13 @@ namespace denpex::evidence {
 
 namespace {
 
+struct CollFields {
+  CollCall call;
+  unsigned long long comm = 0;
+  long long nranks = -1;
+  bool have_count = false, have_dtype = false, have_comm = false, broken = false;
+};
+
 // The keys of a COLL body that are read, told by length and first letter: one compare per key
 // instead of a chain of them on the hottest line of a COLL log.
 enum class CollKey { other, op_count, count, datatype, op, root, comm, stream };
@@ -115,10 +122,8 @@ class Spaces {
   size_t scanned_ = 0;  // every space before this is in at_
 };
 
-}  // namespace
-
 // "AllReduce: opCount 1a sendbuff .. count N datatype D op O root R comm 0x.. [nranks=N] stream"
-CollFields parse_coll_body(std::string_view body) {
+CollFields parse_coll(std::string_view body) {
   CollFields c;
   size_t colon = body.find(':');
   c.call.kind = parse_coll_kind(body.substr(0, colon));
@@ -143,11 +148,12 @@ CollFields parse_coll_body(std::string_view body) {
   return c;
 }
 
+}  // namespace
+
 void read_coll(const Hit& hit, Record& rec) { read_coll_body(hit.text, rec); }
 
-void read_coll_body(std::string_view body, Record& rec) { read_coll_fields(parse_coll_body(body), rec); }
-
-void read_coll_fields(CollFields c, Record& rec) {
+void read_coll_body(std::string_view body, Record& rec) {
+  CollFields c = parse_coll(body);
   c.call.file = rec.st.index;
   c.call.line = rec.st.line_no;
   if (c.broken || !c.have_count || !c.have_dtype || !c.have_comm) {
