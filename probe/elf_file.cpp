@@ -153,23 +153,25 @@ bool read_sections(const File& f, const Elf64_Ehdr& eh, uint64_t file_size, Sect
   return true;
 }
 
-bool read_table(const File& f, uint64_t off, uint64_t size, uint64_t file_size, Bytes* out) {
-  if (size > kMaxTable || !in_file(off, size, file_size)) return false;
-  out->resize(size);
-  return size == 0 || f.read(off, out->data(), size);
-}
-
-// A string table located in the file but not read: the dynamic section names a handful of
-// strings in a table that is 11 MB in libtorch_cuda.so, so each is read where it lies.
+// A table located in the file but not read: the dynamic section names a handful of strings in
+// a string table that is 11 MB in libtorch_cuda.so, so each is read where it lies.
 struct StringTable {
   uint64_t off = 0;
   uint64_t size = 0;
 };
 
+// False when the table is larger than kMaxTable or lies past the end of the file.
 bool locate_table(uint64_t off, uint64_t size, uint64_t file_size, StringTable* out) {
   if (size > kMaxTable || !in_file(off, size, file_size)) return false;
   *out = {off, size};
   return true;
+}
+
+bool read_table(const File& f, uint64_t off, uint64_t size, uint64_t file_size, Bytes* out) {
+  StringTable t;
+  if (!locate_table(off, size, file_size, &t)) return false;
+  out->resize(size);
+  return size == 0 || f.read(off, out->data(), size);
 }
 
 // The NUL-terminated string at `at` in the table (cut at the table's end, as string_at does),
@@ -434,14 +436,15 @@ void read_dynsyms(const File& f, const Sections& sec, uint64_t file_size,
     }
     const bool whole = want.prefix.empty() && !want.undefined_only;
     Bytes raw;
+    StringTable symtab;
     // A filtered read streams the table (prefixed_dynsyms); the bounds are the same.
     if (whole ? !read_table(f, sh.sh_offset, sh.sh_size, file_size, &raw)
-              : (sh.sh_size > kMaxTable || !in_file(sh.sh_offset, sh.sh_size, file_size))) {
+              : !locate_table(sh.sh_offset, sh.sh_size, file_size, &symtab)) {
       info->dynsyms_error = "its dynamic symbol table lies past the end of the file";
       return;
     }
     const bool read = whole ? all_dynsyms(f, strtab, raw, info)
-                            : prefixed_dynsyms(f, strtab, sh.sh_offset, sh.sh_size, want, info);
+                            : prefixed_dynsyms(f, strtab, symtab.off, symtab.size, want, info);
     if (!read) {
       info->dynsyms.clear();
       info->dynsyms_error = "its dynamic string table cannot be read";

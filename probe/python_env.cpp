@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "probe/nccl_probe.h"
+#include "probe/nccl_literals.h"
 #include "probe/text.h"
 #include "probe/wheel_metadata.h"
 
@@ -293,6 +293,8 @@ bool read_python_string(const FsView& fs, const std::string& file, const std::st
 std::vector<NcclWheel> find_nccl_wheels(const FsView& fs,
                                         const std::vector<SitePackagesDir>& sites,
                                         NcclLiterals* literals) {
+  NcclLiterals own;
+  if (literals == nullptr) literals = &own;
   std::vector<NcclWheel> out;
   for (const auto& s : sites) {
     std::vector<DistInfo> dists = list_dist_infos(fs, s.path, "nvidia-nccl-cu");
@@ -303,8 +305,7 @@ std::vector<NcclWheel> find_nccl_wheels(const FsView& fs,
                          ? static_cast<long long>(st.st_size)
                          : -1;
     std::string version, cuda_build;
-    if (size >= 0 && literals) literals->read(host_path(fs, lib), &version, &cuda_build);
-    else if (size >= 0) read_nccl_literal(host_path(fs, lib), &version, &cuda_build);
+    if (size >= 0) literals->read(host_path(fs, lib), &version, &cuda_build);
     for (const auto& d : dists)
       out.push_back({d.project, d.version, s.path, d.dir, owns(fs, d, version, size)});
   }

@@ -42,7 +42,7 @@ VersionPy parse_version_py(const std::string& text);
 // The prefix of every NCCL symbol, and what the ABI check needs of a consumer's dynamic symbols:
 // its nccl* imports (read_elf with kNcclImports).
 inline constexpr const char* kNcclPrefix = "nccl";
-inline constexpr SymbolFilter kNcclImports{"nccl", true};
+inline constexpr SymbolFilter kNcclImports{kNcclPrefix, true};
 
 // The ABI check for any library that imports NCCL (PyTorch's libtorch_cuda.so, CuPy's nccl
 // extension): the nccl* symbols `consumer_elf` (read with dynamic symbols: all, or
