@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cerrno>
 #include <thread>
+#include <vector>
 
 #include "probe/fs_view.h"
 #include "scratch.h"
@@ -31,6 +32,40 @@ TEST_CASE("resolve follows symlinks inside a root and never out of it") {
   CHECK(esc.status == ResolveStatus::not_found);
   CHECK(resolve(v, "/usr/lib/loop1").status == ResolveStatus::loop);
   CHECK(resolve(v, "/usr/lib/none").status == ResolveStatus::not_found);
+}
+
+// The live view is resolved by the kernel in one walk; a root of "/." names the same live
+// system but takes the component-by-component walk that image roots use. Both must agree on
+// every shape: relative, absolute and chained links, "." and "..", a trailing slash, a link
+// that dangles, a loop, a file used as a directory.
+TEST_CASE("the kernel's resolution of the live view agrees with the walk") {
+  Scratch s;
+  s.write("lib/real.so", "x");
+  s.link("real.so", "lib/rel.so");
+  s.link(s.path("lib/rel.so"), "lib/abs.so");
+  s.link("abs.so", "lib/chain.so");
+  s.link("lib", "dirlink");
+  s.link("missing.so", "lib/dangling.so");
+  s.link("loop2", "lib/loop1");
+  s.link("loop1", "lib/loop2");
+  const std::vector<std::string> paths = {
+      s.path("lib/real.so"),          s.path("lib/rel.so"),    s.path("lib/abs.so"),
+      s.path("lib/chain.so"),         s.path("dirlink/chain.so"),
+      s.path("dirlink/../lib/./rel.so"), s.path("lib/"),       s.path("lib/real.so/"),
+      s.path("lib/dangling.so"),      s.path("lib/none.so"),   s.path("lib/real.so/x"),
+      "/etc/ld.so.cache",             "/",                     "/proc/self",
+  };
+  FsView walked{"/."};
+  for (const std::string& p : paths) {
+    INFO(p);
+    Resolved kernel = resolve(FsView{}, p);
+    Resolved walk = resolve(walked, p);
+    CHECK(kernel.status == walk.status);
+    if (walk.status == ResolveStatus::ok) CHECK(kernel.path == walk.path);
+  }
+  CHECK(resolve(FsView{}, s.path("lib/chain.so")).path == s.path("lib/real.so"));
+  CHECK(resolve(FsView{}, s.path("lib/loop1")).status == ResolveStatus::loop);
+  CHECK(resolve(walked, s.path("lib/loop1")).status == ResolveStatus::loop);
 }
 
 TEST_CASE("read_small_file is bounded and refuses non-files") {
