@@ -68,8 +68,10 @@ bool looks_like_system_dir(const char* s, size_t n) {
 // ld.so's built-in directory list in the bytes `b` of its binary (see ldso_builtin_dirs).
 std::vector<std::string> builtin_dirs_in(const std::string& b) {
   // The first run of at least two such strings, each NUL-terminated and right after a NUL.
-  for (size_t i = 1; i < b.size(); ++i) {
-    if (b[i] != '/' || b[i - 1] != '\0') continue;
+  // find() jumps between slashes (memchr): a byte-by-byte loop over ld.so's 200 KB was a
+  // visible share of every probe.
+  for (size_t i = b.find('/', 1); i != std::string::npos; i = b.find('/', i + 1)) {
+    if (b[i - 1] != '\0') continue;
     std::vector<std::string> run;
     size_t p = i;
     while (p < b.size() && b[p] == '/') {
