@@ -44,9 +44,8 @@ struct Collector {
     // each real directory once.
     Resolved real = resolve(ctx.loader.fs, dir);
     if (real.status != ResolveStatus::ok || !scanned.insert(real.path).second) return;
-    std::vector<std::string> names;
-    for (auto& n : list_dir(ctx.loader.fs, real.path, kMaxDirEntries, nullptr))
-      if (n.rfind("libnccl.so", 0) == 0) names.push_back(std::move(n));
+    std::vector<std::string> names =
+        list_dir(ctx.loader.fs, real.path, kMaxDirEntries, nullptr, "libnccl.so");
     std::sort(names.begin(), names.end());
     for (const auto& n : names) add_file(join_path(real.path, n), origin);
   }
@@ -65,10 +64,10 @@ std::vector<NcclCandidate> find_nccl_candidates(const ProbeContext& ctx,
       c.add_file(e.path, "ld.so.cache");
   for (const auto& d : ctx.loader.system_dirs) c.scan_dir(d, "system-dir");
   // The CUDA toolkit's default install locations (/usr/local/cuda, /usr/local/cuda-X.Y).
-  std::vector<std::string> local = list_dir(ctx.loader.fs, "/usr/local", kMaxDirEntries, nullptr);
+  std::vector<std::string> local =
+      list_dir(ctx.loader.fs, "/usr/local", kMaxDirEntries, nullptr, "cuda");
   std::sort(local.begin(), local.end());
   for (const auto& n : local) {
-    if (n.rfind("cuda", 0) != 0) continue;
     for (const char* sub : {"lib", "lib64", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib",
                             "targets/aarch64-linux/lib"})
       c.scan_dir(join_path(join_path("/usr/local", n), sub), "cuda-toolkit");

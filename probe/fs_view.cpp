@@ -139,18 +139,20 @@ Resolved resolve(const FsView& fs, const std::string& view_path) {
 }
 
 std::vector<std::string> list_dir(const FsView& fs, const std::string& view_dir, size_t limit,
-                                  bool* truncated) {
+                                  bool* truncated, std::string_view prefix) {
   std::vector<std::string> out;
   if (truncated) *truncated = false;
   DIR* d = ::opendir(host_path(fs, view_dir).c_str());
   if (!d) return out;
+  size_t seen = 0;
   while (struct dirent* e = ::readdir(d)) {
     if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
-    if (out.size() >= limit) {
+    if (seen++ >= limit) {
       if (truncated) *truncated = true;
       break;
     }
-    out.emplace_back(e->d_name);
+    if (prefix.empty() || std::strncmp(e->d_name, prefix.data(), prefix.size()) == 0)
+      out.emplace_back(e->d_name);
   }
   ::closedir(d);
   return out;

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace denpex {
@@ -36,8 +37,10 @@ Resolved resolve(const FsView& fs, const std::string& view_path);
 
 // Entries of a view directory (names only, no "." and ".."), at most `limit`; empty when the
 // directory cannot be read. `truncated` (may be null) is set when the limit cut the listing.
+// With a `prefix`, only the names that start with it are returned (`limit` still counts every
+// entry read): a system library directory holds thousands of names, a probe wants a few.
 std::vector<std::string> list_dir(const FsView& fs, const std::string& view_dir, size_t limit,
-                                  bool* truncated);
+                                  bool* truncated, std::string_view prefix = {});
 
 // Opens a host path for reading without ever blocking: the path is first opened O_PATH (which
 // opens nothing) and checked with fstat; only a regular file is then opened O_RDONLY |

@@ -67,8 +67,7 @@ VersionPy parse_version_py(const std::string& text) {
 
 std::string nccl_wheel_version(const FsView& fs, const std::string& site) {
   // nvidia_nccl_cu12-2.21.5.dist-info: the wheel name, a dash, the version.
-  for (const auto& name : list_dir(fs, site, 100000, nullptr)) {
-    if (name.rfind("nvidia_nccl_cu", 0) != 0) continue;
+  for (const auto& name : list_dir(fs, site, 100000, nullptr, "nvidia_nccl_cu")) {
     const std::string suffix = ".dist-info";
     if (name.size() <= suffix.size() ||
         name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)

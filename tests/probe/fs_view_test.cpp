@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <thread>
@@ -66,6 +67,21 @@ TEST_CASE("the kernel's resolution of the live view agrees with the walk") {
   CHECK(resolve(FsView{}, s.path("lib/chain.so")).path == s.path("lib/real.so"));
   CHECK(resolve(FsView{}, s.path("lib/loop1")).status == ResolveStatus::loop);
   CHECK(resolve(walked, s.path("lib/loop1")).status == ResolveStatus::loop);
+}
+
+TEST_CASE("list_dir keeps the names with a prefix and bounds the entries it reads") {
+  Scratch s;
+  for (const char* n : {"libnccl.so.2", "libnccl.so", "libc.so.6", "libnccl-net.so"})
+    s.write(std::string("d/") + n, "x");
+  bool truncated = true;
+  std::vector<std::string> kept = list_dir(FsView{}, s.path("d"), 100, &truncated, "libnccl.so");
+  std::sort(kept.begin(), kept.end());
+  CHECK(kept == std::vector<std::string>{"libnccl.so", "libnccl.so.2"});
+  CHECK_FALSE(truncated);
+  CHECK(list_dir(FsView{}, s.path("d"), 100, nullptr).size() == 4);
+  // The bound counts every entry read, kept or not: a huge directory costs the same either way.
+  list_dir(FsView{}, s.path("d"), 3, &truncated, "libnccl.so");
+  CHECK(truncated);
 }
 
 TEST_CASE("read_small_file is bounded and refuses non-files") {
