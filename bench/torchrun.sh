@@ -5,7 +5,10 @@
 # the wheel cache, one agent, N workers), interleaved, timed inside rank 0 (bench/exit_clock.c).
 #   bench/torchrun.sh BUILD_DIR TABLE DETAILS
 # Appends rows to TABLE and lines to DETAILS in bench/run.sh's format. Knobs:
-# BENCH_TORCHRUN_RUNS (9), BENCH_TORCHRUN_SIZES ("4 8"). The probe alone in the same
+# BENCH_TORCHRUN_RUNS (9), BENCH_TORCHRUN_SIZES ("4 8"), BENCH_TORCHRUN_INSTALLED: a prefix
+# whose bin/denpex-probe is the gate as torchrun users install it (the manylinux wheel's, or the
+# portable tarball unpacked: static libstdc++, fmt and decompressors, so no shared library but
+# glibc's to load at each rank's start), timed in the same interleaved runs, with its own row. The probe alone in the same
 # environment (torch on PYTHONPATH, no world) is timed too, interleaved, as an info row: the
 # floor probes nothing, and the gate's rank 0 waits for every rank's own probe (N of them at
 # once on this machine's cores), so the probe is most of the gap. Subtracting one from the
@@ -30,7 +33,8 @@ if [ ! -e "$TORCH/torch/distributed/run.py" ]; then
   row "torchrun rank 0 start to verdict" "-" "-" "-" "<= floor + 20 ms" "info (no torch 2.7.1 in $WHEEL_TREES: tests/torchrun/torch_env.sh 2.7.1)"
   exit 0
 fi
-for f in "$PROBE" "$FLOOR" "$CLOCK"; do
+INSTALLED=${BENCH_TORCHRUN_INSTALLED:+$BENCH_TORCHRUN_INSTALLED/bin/denpex-probe}
+for f in "$PROBE" "$FLOOR" "$CLOCK" $INSTALLED; do
   [ -e "$f" ] || { echo "bench/torchrun.sh: $f not built" >&2; exit 2; }
 done
 TMP=$(mktemp -d "${BENCH_TMP:-${TMPDIR:-/tmp}}/denpex-bench-torchrun.XXXXXX")
@@ -43,7 +47,8 @@ trun() {   # trun N CLOCKFILE OUT PROGRAM ARGS...
     --max-restarts 0 --no-python env LD_PRELOAD="$CLOCK" "$@" >"$out" 2>&1
 }
 for n in $SIZES; do
-  : >"$TMP/floor$n.ms"; : >"$TMP/probe$n.ms"; : >"$TMP/alone$n.ms"; : >"$TMP/bare$n.ms"; ex=0
+  : >"$TMP/floor$n.ms"; : >"$TMP/probe$n.ms"; : >"$TMP/alone$n.ms"; : >"$TMP/bare$n.ms"
+  : >"$TMP/inst$n.ms"; ex=0
   for i in $(seq "$RUNS"); do
     RANK=0 PYTHONPATH=$TORCH DENPEX_BENCH_CLOCK=$TMP/alone$n.ms LD_PRELOAD=$CLOCK "$PROBE" -q \
       >/dev/null 2>&1
@@ -59,6 +64,10 @@ for n in $SIZES; do
     # and what is left beside the floor is mostly the transport and the judgement.
     trun "$n" "$TMP/bare$n.ms" "$TMP/bare$n.out" env -u PYTHONPATH "$PROBE" -q \
       --json "$TMP/bare$n.json" || ex=$?
+    if [ -n "$INSTALLED" ]; then
+      trun "$n" "$TMP/inst$n.ms" "$TMP/inst$n.out" "$INSTALLED" -q --json "$TMP/inst$n.json" ||
+        ex=$?
+    fi
   done
   a=$(median_of "$TMP/floor$n.ms"); b=$(median_of "$TMP/probe$n.ms")
   if [ -z "$a" ] || [ -z "$b" ]; then
@@ -75,10 +84,15 @@ for n in $SIZES; do
     st=MISS; awk "BEGIN { exit !($d <= $a + 20) }" && st=PASS
     row "torchrun -nproc $n, no PyTorch to inspect (ms)" "$(calc "$d" 1)" "$(calc "$a" 1)" "+$(calc "$d - $a" 1) ms" "<= floor + 20 ms" "$st"
   fi
+  e=$(median_of "$TMP/inst$n.ms")
+  if [ -n "$e" ]; then
+    st=MISS; awk "BEGIN { exit !($e <= $a + 20) }" && st=PASS
+    row "torchrun -nproc $n, the gate as installed (ms)" "$(calc "$e" 1)" "$(calc "$a" 1)" "+$(calc "$e - $a" 1) ms" "<= floor + 20 ms" "$st"
+  fi
   fb=$(sed -n 's/^.*bytes_at_root=\([0-9]*\).*/\1/p' "$TMP/floor$n.out" | tail -1)
   pb=$(sed -n 's/.*"bytes_at_root": *\([0-9-]*\).*/\1/p' "$TMP/probe$n.json" | head -1)
   row "torchrun -nproc $n bytes at rank 0" "${pb:--}" "${fb:--}" "$( [ -n "$pb" ] && [ -n "$fb" ] && calc "$pb / $fb" 2)x" "(K=1: digests only)" "info"
   # Every figure here is CPU-bound on a shared machine: the load beside it says how shared.
   load=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)
-  detail "torchrun -nproc $n (torch 2.7.1, libuv store): rank 0 start to exit, inside the process, median of $RUNS interleaved runs: floor $a ms, probe $b ms (exit $ex), the probe alone $c ms, the gate with no PyTorch on its path $d ms; bytes at rank 0: probe $pb, floor $fb; load average ${load:-unknown}"
+  detail "torchrun -nproc $n (torch 2.7.1, libuv store): rank 0 start to exit, inside the process, median of $RUNS interleaved runs: floor $a ms, probe $b ms (exit $ex), the probe alone $c ms, the gate with no PyTorch on its path $d ms${e:+, the gate as installed ($INSTALLED) $e ms}; bytes at rank 0: probe $pb, floor $fb; load average ${load:-unknown}"
 done
