@@ -50,6 +50,37 @@ bool StoreJob::reconnect(double deadline, std::string* error) {
   return s.ok();
 }
 
+bool StoreJob::claim_probe(const std::string& host, const std::string& key, double deadline) {
+  probe_prefix_ = prefix_ + "probe/" + host + "/" + key + "/";
+  int64_t claim = 0;
+  return client_.add(probe_prefix_ + "claim", 1, &claim, deadline).ok() && claim == 1;
+}
+
+void StoreJob::share_probe(const RankRecord* mine, double deadline) {
+  // "-": no record; the ranks waiting for one then probe themselves.
+  const std::string json =
+      mine ? nlohmann::json(*mine).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+           : "-";
+  client_.set(probe_prefix_ + "rec", json, deadline);
+}
+
+bool StoreJob::take_probe(double until, RankRecord* out) {
+  const std::string key = probe_prefix_ + "rec";
+  StoreReply s = client_.wait({key}, until);
+  if (s.status == StoreStatus::timed_out) {
+    // The server still holds the timed-out wait: the rest of the job needs a fresh connection.
+    std::string error;
+    reconnect(monotonic_seconds() + 5.0, &error);
+    return false;
+  }
+  std::string json;
+  if (s.ok()) s = client_.get(key, kMaxRecordBytes, &json, monotonic_seconds() + 5.0);
+  if (!s.ok() || json == "-") return false;
+  auto j = nlohmann::json::parse(json, nullptr, false);
+  std::string error;
+  return !j.is_discarded() && record_from_json(j, out, &error);
+}
+
 bool StoreJob::put_mine(const RankRecord* mine, uint64_t digest, const std::string& host,
                         const std::string& failure, double deadline, std::string* error) {
   StoreReply s;

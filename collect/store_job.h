@@ -66,9 +66,21 @@ class StoreJob {
   // Rank 0: waits until every rank that reported has acknowledged the verdict, or `until`.
   void wait_for_readers(double until);
 
+  // One probe for the ranks of a host whose probe inputs are the same (probe/probe_inputs.h),
+  // under "probe/<host>/<key>/". claim_probe: true when this rank is the first to ask, and then
+  // probes and calls share_probe with its record, or with none when it has none, so the others
+  // probe themselves at once instead of waiting. A store error is false: the rank probes.
+  bool claim_probe(const std::string& host, const std::string& key, double deadline);
+  void share_probe(const RankRecord* mine, double deadline);
+  // The claiming rank's record, when it is shared before `until`; false when none comes by
+  // then, when that rank had none, or on a store error (the connection is then fresh again, or
+  // closed for the collect step to report). The record keeps the sharer's rank and pid.
+  bool take_probe(double until, RankRecord* out);
+
   long long bytes_at_root() const { return client_.bytes_received(); }
 
  private:
+  std::string probe_prefix_;   // "probe/<host>/<key>/" under prefix_, once claimed
   bool put_mine(const RankRecord* mine, uint64_t digest, const std::string& host,
                 const std::string& failure, double deadline, std::string* error);
   bool reconnect(double deadline, std::string* error);

@@ -67,6 +67,10 @@ void add_probe_options(CLI::App& app, Options* out) {
                  "TORCHELASTIC_RUN_ID, ...); a file another process of this run wrote is never "
                  "replaced")
       ->type_name("FILE");
+  app.add_flag("--each-rank", out->each_rank,
+               "Under torchrun, every rank probes itself; by default the ranks of a host with the "
+               "same environment (but RANK, LOCAL_RANK, ...), user, working directory and mount "
+               "namespace take one probe, made by the first of them");
   app.add_option("--site-packages", out->site_packages,
                  "A Python site-packages directory to search for PyTorch (repeatable)")
       ->type_name("DIR")

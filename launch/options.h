@@ -36,6 +36,7 @@ struct Options {
   std::string prometheus;                 // --prometheus FILE (node_exporter textfile)
   double timeout = 30.0;                  // --timeout seconds for the whole run
   bool require_gpu = false;               // --require-gpu
+  bool each_rank = false;                 // --each-rank: no probe shared by a host's ranks
   bool strict = false;                    // --strict
   bool quiet = false;                     // -q / --quiet
   std::string color = "auto";             // --color auto|always|never

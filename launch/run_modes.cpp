@@ -31,6 +31,7 @@
 #include "probe/loader_arch.h"
 #include "probe/probe.h"
 #include "probe/probe_context.h"
+#include "probe/probe_inputs.h"
 
 namespace denpex {
 
@@ -245,6 +246,39 @@ bool wait_own_record(IsolatedChild* child, double deadline, double waited, RankR
   if (!j.is_discarded() && record_from_json(j, mine, failure)) return true;
   if (failure->empty()) *failure = "its probe wrote an unreadable record";
   return false;
+}
+
+// How long a rank waits for the probe of the host's first rank with the same inputs before it
+// probes itself: that probe takes tens of milliseconds; one that takes longer is slow or hung,
+// and this rank's own probe then says which.
+constexpr double kSharedProbeWait = 2.0;
+
+// This rank's record through the probe it shares with the ranks of its host that have the same
+// probe inputs (`key`, probe/probe_inputs.h): the first to claim it probes and shares its
+// record; the others take it, with this rank's pid and the sharer's rank as probed_by, or probe
+// themselves when none comes (the sharer failed, hung or is slow). Rank 0 always probes
+// itself: the judge keeps its own record, and reads no other than the ones it judges. False
+// with *failure as wait_own_record.
+bool shared_record(const Options& o, StoreJob* job, const std::string& key, int rank,
+                   double deadline, IsolatedChild* child, RankRecord* mine,
+                   std::string* failure) {
+  const bool first = job->claim_probe(host_name(), key, deadline);
+  if (first || rank == 0) {
+    if (rank != 0) *child = start_probe_child(o);  // rank 0's began beside the connection
+    const bool have = wait_own_record(child, deadline - 0.5, o.timeout, mine, failure);
+    mine->rank = rank;
+    if (first) job->share_probe(have ? mine : nullptr, deadline);
+    return have;
+  }
+  RankRecord theirs;
+  if (job->take_probe(std::min(deadline - 0.5, monotonic_seconds() + kSharedProbeWait), &theirs)) {
+    *mine = std::move(theirs);
+    mine->probed_by = mine->rank;
+    mine->pid = static_cast<long>(::getpid());
+    return true;
+  }
+  *child = start_probe_child(o);
+  return wait_own_record(child, deadline - 0.5, o.timeout, mine, failure);
 }
 
 // MPI_Init waits for every rank of the job, so one rank frozen or stuck before it reaches
@@ -467,7 +501,10 @@ int run_torchrun(const Options& o, const TorchrunWorker& w) {
   const double start = monotonic_seconds();
   // As in run_mpi: rank 0 stops waiting a little before --timeout, to judge and report.
   const double deadline = start + o.timeout - std::min(1.0, 0.2 * o.timeout);
-  IsolatedChild child = start_probe_child(o);
+  // Ranks that may take a shared probe claim it on the store first; rank 0 and a rank that
+  // shares nothing start theirs now, beside the connection.
+  const std::string key = o.each_rank ? "" : probe_input_key(probe_options(o));
+  IsolatedChild child = key.empty() || w.rank == 0 ? start_probe_child(o) : IsolatedChild{};
   StoreJob job;
   job.set_rank0_serves(w.agent_store != "True");
   StoreReply s = job.start(w, std::min(deadline, start + std::max(2.0, 0.25 * o.timeout)));
@@ -482,7 +519,9 @@ int run_torchrun(const Options& o, const TorchrunWorker& w) {
   }
   RankRecord mine;
   std::string failure;
-  bool have = wait_own_record(&child, deadline - 0.5, o.timeout, &mine, &failure);
+  bool have = key.empty() ? wait_own_record(&child, deadline - 0.5, o.timeout, &mine, &failure)
+                          : shared_record(o, &job, key, w.rank, deadline, &child, &mine,
+                                          &failure);
   if (have) {
     mine.rank = w.rank;
     std::string error;

@@ -335,6 +335,7 @@ void to_json(json& j, const RankRecord& r) {
   j["rank"] = r.rank;
   j["host"] = r.host;
   j["pid"] = r.pid;
+  if (r.probed_by >= 0) j["probed_by"] = r.probed_by;
 }
 
 bool record_from_json(const json& j, RankRecord* out, std::string* error) {
@@ -353,6 +354,7 @@ bool record_from_json(const json& j, RankRecord* out, std::string* error) {
     r.rank = static_cast<int>(integer(j, "rank", 0, 0, INT_MAX));
     r.host = j.at("host").get<std::string>();
     r.pid = static_cast<long>(integer(j, "pid", 0, 0, LONG_MAX));
+    r.probed_by = static_cast<int>(integer(j, "probed_by", -1, -1, INT_MAX));
     r.probe_version = str(j, "probe_version");
     r.arch = str(j, "arch");
     r.arch_source = str(j, "arch_source");

@@ -172,6 +172,9 @@ struct RankRecord {
   int rank = 0;
   std::string host;            // host name; for an image (--root) "image <name or path>"
   long pid = 0;                // the rank's process (not the probe's isolated child)
+  // The rank whose probe this record is, when this rank took it instead of probing (same host,
+  // same probe inputs: probe/probe_inputs.h); -1 when the rank probed itself.
+  int probed_by = -1;
 
   std::string probe_version;   // denpex-probe version that wrote this record
   std::string arch;            // "x86_64", "aarch64": of the image under --root

@@ -52,7 +52,10 @@ trap 'echo "stopped by SIGTERM" >"$dir/term.$RANK.$TORCHELASTIC_RESTART_COUNT"' 
 if [ -n "${PRELOAD_GROUP:-}" ] && [ "$GROUP_RANK" = "$PRELOAD_GROUP" ]; then
   export LD_PRELOAD=$PRELOAD_LIB
 fi
-set -- "$@" --json "$dir/report.$RANK.json"
+if [ -n "${PRELOAD_RANK:-}" ] && [ "$RANK" = "$PRELOAD_RANK" ]; then
+  export LD_PRELOAD=$PRELOAD_LIB
+fi
+set -- "$@" --json "$dir/report.$RANK.json" ${EXTRA_GATE_ARGS:-}
 [ -z "${REPORT_PATTERN:-}" ] || set -- "$@" --rank-report "$REPORT_PATTERN"
 "$probe" "$@" >"$dir/out.$RANK.txt" 2>"$dir/err.$RANK.txt"
 rc=$?
@@ -125,6 +128,30 @@ run_id=$(ls "$SCRATCH/reports" | sed -n 's/-0\.json$//p')
 [ -n "$run_id" ] && [ -e "$SCRATCH/reports/$run_id-3.json" ] || fail "%j/%r not expanded: $(ls "$SCRATCH/reports")"
 "$PROBE" compare --json "$SCRATCH/compare.json" "$SCRATCH/reports" >/dev/null || fail "compare did not pass"
 jq_is "$SCRATCH/compare.json" '"\(.verdict) \(.nranks) \(.nhosts)"' "pass 4 2"
+# The ranks of a host with the same environment take one probe: on the host of ranks 2-3 one
+# probed and the other took its record (probed_by); nobody took a record from another host,
+# and rank 0 probed itself.
+shared() { jq -r '.probed_by // "self"' "$SCRATCH/reports/$run_id-$1.json"; }
+case "$(shared 2)/$(shared 3)" in
+  self/2|3/self) ;;
+  *) fail "ranks 2-3 shared no probe: probed_by $(shared 2)/$(shared 3)" ;;
+esac
+[ "$(shared 0)" = self ] || fail "rank 0 took rank $(shared 0)'s probe"
+case "$(shared 1)" in self|0) ;; *) fail "rank 1 took rank $(shared 1)'s probe, of another host" ;; esac
+
+echo "== --each-rank: every rank probes itself"
+rm -rf "$SCRATCH/reports"; mkdir -p "$SCRATCH/reports"
+EXTRA_GATE_ARGS=--each-rank REPORT_PATTERN=$REPORT_PATTERN run_case each --max-restarts 0
+expect_workers 0 0 1 2 3
+[ -z "$(jq -r '.probed_by // empty' "$SCRATCH"/reports/*.json)" ] ||
+  fail "a rank took another's probe under --each-rank"
+
+echo "== rank 3 alone preloads NCCL 2.21.5: its host's other rank does not take its probe"
+PRELOAD_RANK=3 PRELOAD_LIB=$OTHER_NCCL run_case odd --max-restarts 0
+expect_workers 1 0 1 2 3
+jq_is "$DIR/report.0.json" \
+  '[.findings[] | select(.code == "torch-nccl-mismatch" and .severity == "error") |
+    .ranks | join("-")] | join(";")' 3
 
 echo "== every rank given one --rank-report file: the first wins, the others refused, the gate still judges"
 REPORT_PATTERN=$SCRATCH/one.json run_case collide --max-restarts 0
