@@ -459,12 +459,21 @@ void stopped_and_collateral(const std::vector<LauncherEntry>& launcher, BlameRes
   }
 }
 
-// 4. The launcher's claim: every "Root Cause" block (one per node's torchrun).
+// How a launcher words its claim of the first failure.
+std::string claim_words(const LauncherEntry& e) {
+  if (e.launcher == "mpirun") return "mpirun 'The first process to do so was'";
+  return "torchrun 'Root Cause (first observed failure)'";
+}
+
+// 4. The launcher's claim: every "Root Cause" block (one per node's torchrun), and mpirun's
+// first process to exit non-zero.
 void launcher_claim(const std::vector<LauncherEntry>& launcher, BlameResult* out) {
   std::vector<std::string> claims;
+  std::string words;
   for (const auto& e : launcher) {
     if (!e.root_cause) continue;
     out->have_claim = true;
+    if (words.empty()) words = claim_words(e);
     Party& c = out->claim;
     Who w{-1, e.rank, e.host, e.rank >= 0 ? fmt::format("rank {}", e.rank) : std::string()};
     add_to(&c, w, e.evidence);
@@ -481,13 +490,13 @@ void launcher_claim(const std::vector<LauncherEntry>& launcher, BlameResult* out
         how = g.what;
         break;
       }
-    out->claim_note = fmt::format("torchrun{} names rank {} as the first observed failure, but {} failed first ({}); rank {} only followed: {}",
-                                  e.host.empty() ? "" : " on " + e.host, e.rank, party_subject(out->initiating),
+    out->claim_note = fmt::format("{}{} names rank {} as the first observed failure, but {} failed first ({}); rank {} only followed: {}",
+                                  e.launcher, e.host.empty() ? "" : " on " + e.host, e.rank, party_subject(out->initiating),
                                   out->initiating.what, e.rank, how);
   }
   if (out->have_claim) {
     normalize(&out->claim);
-    out->claim.what = fmt::format("torchrun 'Root Cause (first observed failure)': {}", fmt::join(claims, "; "));
+    out->claim.what = fmt::format("{}: {}", words, fmt::join(claims, "; "));
   }
 }
 

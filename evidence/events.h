@@ -137,7 +137,7 @@ struct Reported {
 };
 
 // torchrun's ChildFailedError summary: one entry per failed local rank; `root_cause` marks the
-// "Root Cause (first observed failure)" entry.
+// "Root Cause (first observed failure)" entry (and mpirun's "The first process to do so was").
 struct LauncherEntry {
   int rank = -1;
   std::string host;
@@ -147,6 +147,7 @@ struct LauncherEntry {
   long long pid = -1;
   bool local = false;     // `rank` is a local rank (torchrun's local_rank, mp.spawn's index)
   bool root_cause = false;
+  std::string launcher = "torchrun";  // whose claim a root_cause entry is: "torchrun", "mpirun"
   Evidence evidence;
 };
 

@@ -1,13 +1,15 @@
 // The family readers: each turns a signal table entry's match into typed events. An entry names
 // its reader ("reader: failure"); readers of records that span lines (fr_trace, RAS, torchrun's
 // summary) also read the lines after the one that opened them. One file per family:
-// read_nccl.cpp (coll, init), read_events.cpp (failure, fact, report, launcher, ranks, pair,
-// none), read_watchdog.cpp, read_fingerprint.cpp, read_desync.cpp, read_horovod.cpp,
-// read_fr_trace.cpp, read_ras.cpp, read_torchrun.cpp, read_env_report.cpp, read_diag.cpp.
+// read_nccl.cpp (coll, init), read_events.cpp (failure, fact, report, ranks, pair, none),
+// read_launcher.cpp (launcher, mpirun_first), read_watchdog.cpp, read_fingerprint.cpp,
+// read_desync.cpp, read_horovod.cpp, read_fr_trace.cpp, read_ras.cpp, read_torchrun.cpp,
+// read_env_report.cpp, read_diag.cpp.
 #pragma once
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "evidence/events.h"
 #include "evidence/matcher.h"
@@ -43,6 +45,9 @@ struct FileState {
   bool root_cause = false;
   bool have_entry = false;
   LauncherEntry entry;
+  // Field names of torchrun's summary standing alone on their lines (a paste that lost its
+  // layout): their values follow on later lines, in the same order.
+  std::vector<std::string> entry_keys;
   // The last process a labelled line came from: a traceback's later lines carry no label.
   int last_proc = -1;
   // Horovod's ready lists: the ranks seen ready, and the highest rank named.
@@ -119,6 +124,10 @@ bool ras_line(std::string_view t, Record& rec);
 // Judges the RAS text report read so far into r.ras_text and r.reported, and forgets it.
 void ras_finish(LogReader& r, FileState& st);
 bool torchrun_line(std::string_view t, Record& rec);
+// Open MPI's "The first process to do so was:" block: the process's name opens it, its exit
+// code on the next line completes the launcher entry (read_launcher.cpp).
+void read_mpirun_first(const Hit&, Record&);
+bool mpirun_line(std::string_view t, Record& rec);
 // Pasted environment reports, Horovod's multi-line stall report, Slurm's OOM lines.
 void read_env(const Hit&, Record&);
 void read_horovod_stall(const Hit&, Record&);

@@ -281,7 +281,7 @@ FamilyRead family_reader(std::string_view name) {
       {"desync", read_desync}, {"horovod", read_horovod}, {"fr_trace", read_fr_trace}, {"ras", read_ras},
       {"torchrun", read_torchrun}, {"env", read_env}, {"horovod_stall", read_horovod_stall},
       {"slurm_oom", read_slurm_oom}, {"slurm_task", read_slurm_task},
-      {"diag", read_diag}};
+      {"diag", read_diag}, {"mpirun_first", read_mpirun_first}};
   auto it = readers.find(name);
   return it == readers.end() ? nullptr : it->second;
 }

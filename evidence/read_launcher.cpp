@@ -1,6 +1,9 @@
 // Launcher lines: a worker's exit as torchelastic, DeepSpeed, mp.spawn, srun or mpirun reports
 // it (the launcher's claim, checked against the ranks' own lines by diagnose/blame), and the
-// workers a launcher stopped (collateral).
+// workers a launcher stopped (collateral). Open MPI's end-of-job block spans two lines: the
+// first failed process's name, then its exit code.
+#include <climits>
+
 #include <fmt/format.h>
 
 #include "evidence/families.h"
@@ -60,6 +63,44 @@ void read_launcher(const Hit& hit, Record& rec) {
   e.evidence = rec.r.evidence(rec.st, rec.text);
   e.evidence.signal = hit.signal->id;
   rec.r.add_launcher(std::move(e));
+}
+
+void read_mpirun_first(const Hit& hit, Record& rec) {
+  if (!rec.st.block.empty()) end_block(rec.r, rec.st);
+  LauncherEntry e;
+  long long rank = to_ll(hit.get(Field::rank));
+  e.rank = rank >= 0 && rank < kMaxRank ? static_cast<int>(rank) : -1;
+  e.host = rec.lab.host;
+  e.when = rec.lab.when;
+  // mpirun's claim of the first failure, as torchrun's "Root Cause" is torchrun's.
+  e.root_cause = true;
+  e.launcher = "mpirun";
+  e.evidence = rec.r.evidence(rec.st, rec.text);
+  e.evidence.signal = hit.signal->id;
+  // A paste that lost the layout glues the exit code onto the name's line.
+  if (hit.has(Field::exit_code)) {
+    e.exitcode = std::string(hit.get(Field::exit_code));
+    rec.r.add_launcher(std::move(e));
+    return;
+  }
+  rec.st.entry = std::move(e);
+  rec.st.have_entry = true;
+  rec.st.block = "mpirun";
+}
+
+bool mpirun_line(std::string_view t, Record& rec) {
+  constexpr std::string_view kExit = "Exit code:";
+  FileState& st = rec.st;
+  if (!st.have_entry || t.substr(0, kExit.size()) != kExit) return false;
+  std::string_view code = trim(t.substr(kExit.size()));
+  code = code.substr(0, code.find(' '));
+  if (to_ll(code, LLONG_MIN) == LLONG_MIN) return false;
+  st.entry.exitcode = std::string(code);
+  st.entry.evidence.text += " " + std::string(cut(t, 80));
+  rec.r.add_launcher(std::move(st.entry));
+  st.entry = LauncherEntry();
+  st.have_entry = false;
+  return true;
 }
 
 }  // namespace denpex::evidence

@@ -57,6 +57,14 @@ check "ib: nobody blamed, every host named" '.diagnosis.initiating == null and .
 grep -q "^Started by: no single rank" "$tmp/out" || { echo "FAIL: ib: human report does not say no single rank"; head -3 "$tmp/out"; fail=1; }
 expect 1 "socket ifname" diagnose "$fam/socket_ifname_missing.log" --json "$tmp/j.json"
 check "socket: the cause line and the setting's value in the fix" '(.diagnosis.initiating.what | test("neither AF_INET")) and ([.findings[] | select(.code == "initiating-failure")][0].fix | test("the input sets NCCL_SOCKET_IFNAME=ens9f1"))'
+# Launcher summaries (survey E in SOURCES.md): Open MPI's end-of-job block, its signal
+# handler's dump, torchrun's summary pasted without its layout.
+expect 1 "mpirun first process" diagnose "$fam/mpirun_first_process.log" --json "$tmp/j.json"
+check "mpirun: MPI rank 3, exit code 3" '.diagnosis.initiating.ranks == [3] and (.diagnosis.initiating.what | test("exit code 3"))'
+expect 1 "open mpi segv handler" diagnose "$fam/ompi_segv_handler.log" --json "$tmp/j.json"
+check "segv: the process is host:pid from the handler's prefix" '.diagnosis.initiating.processes == ["gpu-r7-14:90412"] and .diagnosis.initiating.hosts == ["gpu-r7-14"] and (.diagnosis.initiating.what | test("Segmentation fault"))'
+expect 1 "torchrun flattened" diagnose "$fam/torchrun_flattened.log" --json "$tmp/j.json"
+check "flattened: rank 5 by SIGKILL on lab-ws-3090" '.diagnosis.initiating.ranks == [5] and .diagnosis.initiating.hosts == ["lab-ws-3090"] and (.diagnosis.initiating.what | test("SIGKILL"))'
 
 # The same logs as one paste on standard input.
 cat "$fx"/oom_two_nodes/node01.log "$fx"/oom_two_nodes/node02.log | timeout 60 "$drv" diagnose - --json "$tmp/j.json" >/dev/null 2>&1
