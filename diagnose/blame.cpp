@@ -98,6 +98,9 @@ long long clock_skew_us(const std::vector<Failure>& failures) {
 }
 
 std::string party_subject(const Party& p) {
+  if (p.peer && !p.procs.empty())
+    return fmt::format("the peer{} at {}", p.procs.size() == 1 ? "" : "s",
+                       fmt::join(p.procs.begin(), p.procs.begin() + std::min<size_t>(p.procs.size(), 4), ", "));
   std::vector<std::string> parts;
   if (!p.ranks.empty()) parts.push_back(rank_phrase(p.ranks, p.hosts));
   if (!p.procs.empty()) {
@@ -150,6 +153,83 @@ std::set<std::string> waiting_processes(const std::vector<Failure>& failures) {
   for (const auto& f : failures)
     if (f.kind == Failure::Kind::timeout || f.kind == Failure::Kind::aborted) out.insert(key_of(f.who));
   return out;
+}
+
+// A line that says the process's peer went away and names it.
+bool peer_gone(const Failure& f) { return f.kind == Failure::Kind::aborted && !f.peer.empty(); }
+
+// Whether `gone` came no later than `f` by what their lines show: their stamps, else their
+// order in one file.
+bool not_after(const Failure& gone, const Failure& f) {
+  if (gone.when.known() && f.when.known()) return When::compare(gone.when, f.when) <= 0;
+  return gone.evidence.file == f.evidence.file && gone.evidence.line <= f.evidence.line;
+}
+
+// The failures, where the errors a process raised after its line saying its peer went away are
+// read as what they are, aborts that followed it (NCCL's proxy failing the connection it lost,
+// the exception PyTorch raised then). An out-of-memory error does not follow from a lost peer:
+// it stays the process's own.
+std::vector<Failure> after_peer_gone(const std::vector<Failure>& failures) {
+  std::map<std::string, std::vector<const Failure*>> gone;
+  for (const auto& f : failures)
+    if (peer_gone(f)) gone[key_of(f.who)].push_back(&f);
+  std::vector<Failure> out = failures;
+  if (gone.empty()) return out;
+  for (auto& f : out) {
+    if (f.kind != Failure::Kind::own_error && f.kind != Failure::Kind::nccl_warn) continue;
+    auto it = gone.find(key_of(f.who));
+    if (it == gone.end()) continue;
+    for (const Failure* g : it->second)
+      if (not_after(*g, f)) {
+        f.kind = Failure::Kind::aborted;
+        f.shared_fault = false;
+        break;
+      }
+  }
+  return out;
+}
+
+// Whether the peer a line names is the reporter's own host ("node3.cluster" from node3): its
+// connection to a process beside it, NCCL's proxy, not the far end of the job.
+bool own_host_peer(const Failure& f) {
+  if (f.who.host.empty()) return false;
+  std::string_view peer(f.peer);
+  std::string_view host(f.who.host);
+  return peer.substr(0, peer.find('.')) == host.substr(0, host.find('.'));
+}
+
+// 4. Nobody's own error, no report and no launcher's word: the peer that the lines saying it went
+// away name, the earliest such line's first (peers on a reporter's own host only when no other
+// is named). Empty when no line names a peer.
+Party peer_party(const std::vector<Failure>& failures) {
+  const Failure* first = nullptr;
+  std::vector<const Failure*> gone;
+  for (const auto& f : failures) {
+    if (!peer_gone(f)) continue;
+    gone.push_back(&f);
+    if (first == nullptr || (f.when.known() && first->when.known() && When::compare(f.when, first->when) < 0)) first = &f;
+  }
+  Party p;
+  if (first == nullptr) return p;
+  std::vector<std::string> far, near;
+  for (const Failure* g : gone) {
+    auto& to = own_host_peer(*g) ? near : far;
+    if (std::find(to.begin(), to.end(), g->peer) == to.end()) to.push_back(g->peer);
+  }
+  p.procs = far.empty() ? near : far;
+  p.hosts = p.procs;
+  p.peer = true;
+  p.kind = Failure::Kind::aborted;
+  p.when = first->when;
+  Party reporter;
+  add_to(&reporter, first->who, first->evidence);
+  p.what = fmt::format("{} lost its connection to it first ({}); the peer's own error is not in the input",
+                       party_subject(reporter), first->what);
+  p.evidence.push_back(first->evidence);
+  for (const Failure* g : gone)
+    if (g != first && p.evidence.size() < kEvidencePerParty) p.evidence.push_back(g->evidence);
+  normalize(&p);
+  return p;
 }
 
 // At times that do not order them: 1 when f goes before first, -1 when after, 0 undecided. NCCL's
@@ -395,9 +475,43 @@ void name_by_launcher(const std::vector<LauncherEntry>& launcher, Party* p) {
   p->evidence.push_back(e.evidence);
 }
 
-// 3. Collateral: everyone else who failed, grouped by how.
-void collateral_groups(const std::vector<Failure>& failures, BlameResult* out, std::map<std::string, Party>* groups,
-                       std::vector<std::string>* order) {
+// A process known only by its file whose error came first, in a file where its launcher saw
+// several workers end alike with an exit code of their own (srun's "task 1: Exited with exit
+// code 1" for each task): the file's lines cannot say which worker printed them, and the workers
+// failed alike, so nobody is blamed; they are named as met alike. Returns the file's process
+// ("" when the rule does not apply).
+std::string alike_workers(const std::vector<LauncherEntry>& launcher, BlameResult* out) {
+  const Party& p = out->initiating;
+  if (!out->found || !p.ranks.empty() || p.procs.size() != 1 || p.procs[0].rfind("file ", 0) != 0 || p.evidence.empty())
+    return {};
+  std::vector<const LauncherEntry*> same;
+  for (const auto* e : failed_workers(launcher))
+    if (e->evidence.file == p.evidence.front().file && e->rank >= 0) same.push_back(e);
+  if (same.size() < 2) return {};
+  for (const auto* e : same)
+    if (to_exit(e->exitcode) <= 0 || e->exitcode != same.front()->exitcode || !e->signal.empty()) return {};
+  Party a;
+  a.kind = p.kind;
+  a.what = p.what;
+  a.when = p.when;
+  a.evidence = p.evidence;
+  for (const auto* e : same) {
+    Who w{-1, e->local ? -1 : e->rank, e->host, e->local ? fmt::format("local rank {}", e->rank) : fmt::format("rank {}", e->rank)};
+    add_to(&a, w, e->evidence);
+  }
+  normalize(&a);
+  std::string absorbed = p.procs[0];
+  out->alike = a;
+  out->have_alike = true;
+  out->found = false;
+  out->initiating = Party{};
+  return absorbed;
+}
+
+// 3. Collateral: everyone else who failed, grouped by how (`absorbed`: a process whose
+// failures are the met-alike party's).
+void collateral_groups(const std::vector<Failure>& failures, const std::string& absorbed, BlameResult* out,
+                       std::map<std::string, Party>* groups, std::vector<std::string>* order) {
   // A rank a launcher stopped that failed otherwise too (it timed out first) is told by that.
   std::set<std::string> failed_otherwise;
   for (const auto& f : failures)
@@ -406,6 +520,7 @@ void collateral_groups(const std::vector<Failure>& failures, BlameResult* out, s
     if (f.kind == Failure::Kind::finished || f.kind == Failure::Kind::pointed_to) continue;
     if (out->found && same_party(out->initiating, f.who)) continue;
     if (out->have_alike && same_party(out->alike, f.who) && f.shared_fault) continue;
+    if (!absorbed.empty() && f.who.rank < 0 && f.who.proc == absorbed) continue;
     if (f.who.rank < 0 && f.who.proc.empty()) continue;
     if (f.kind == Failure::Kind::killed && failed_otherwise.count(key_of(f.who))) continue;
     std::string key = own(f.kind) ? "also failed: " + f.what.substr(0, 80) : collateral_key(f);
@@ -431,30 +546,38 @@ void stopped_and_collateral(const std::vector<LauncherEntry>& launcher, BlameRes
   std::set<long long> global_pids;  // workers a summary names by their job-wide rank
   for (const auto& e : launcher)
     if (!e.local && e.rank >= 0 && e.pid >= 0) global_pids.insert(e.pid);
-  Party stopped;
+  Party stopped, exited;
+  std::set<std::string> codes;
   for (const auto& e : launcher) {
     if (e.root_cause || e.rank < 0 || (e.local && global_pids.count(e.pid))) continue;
     if (out->found && std::binary_search(out->initiating.ranks.begin(), out->initiating.ranks.end(), e.rank)) continue;
     // A local rank is not the job's rank of that number: it is named as what it is.
     std::string local = e.local ? fmt::format("local rank {}", e.rank) : std::string();
-    if (e.local && out->found &&
-        std::find(out->initiating.procs.begin(), out->initiating.procs.end(), local) != out->initiating.procs.end())
-      continue;
-    if (!e.local && named.count(e.rank)) continue;
     Who w{-1, e.local ? -1 : e.rank, e.host, e.local ? local : fmt::format("rank {}", e.rank)};
-    add_to(&stopped, w, e.evidence);
+    if (out->found && e.local && same_party(out->initiating, w)) continue;
+    if (out->have_alike && same_party(out->alike, w)) continue;
+    if (!e.local && named.count(e.rank)) continue;
+    // A worker that ended with an exit code of its own (srun's "Exited with exit code 1") failed
+    // by itself; the launcher stopped only those it ended by a signal.
+    bool own_exit = to_exit(e.exitcode) > 0 && e.signal.empty() && !stopped_exit(e);
+    add_to(own_exit ? &exited : &stopped, w, e.evidence);
+    if (own_exit) codes.insert(e.exitcode);
   }
-  if (!stopped.ranks.empty() || !stopped.procs.empty()) {
-    normalize(&stopped);
-    stopped.kind = Failure::Kind::killed;
-    stopped.what = "stopped by the launcher";
-    (*groups)["~stopped"] = stopped;
-    order->push_back("~stopped");
+  for (Party* g : {&stopped, &exited}) {
+    if (g->ranks.empty() && g->procs.empty()) continue;
+    normalize(g);
+    bool own_exit = g == &exited;
+    g->kind = own_exit ? Failure::Kind::own_error : Failure::Kind::killed;
+    g->what = own_exit ? fmt::format("exited with an error code of its own (exit code {})", fmt::join(codes, ", "))
+                       : "stopped by the launcher";
+    std::string key = own_exit ? "~exited" : "~stopped";
+    (*groups)[key] = *g;
+    order->push_back(key);
   }
   for (const auto& k : *order) {
     Party& g = (*groups)[k];
-    if (g.kind == Failure::Kind::killed && out->found)
-      g.what = fmt::format("stopped by the launcher after {} failed", party_subject(out->initiating));
+    if (out->found && (g.kind == Failure::Kind::killed || k == "~exited"))
+      g.what = fmt::format("{} after {} failed", g.what, party_subject(out->initiating));
     out->collateral.push_back(g);
   }
 }
@@ -502,9 +625,11 @@ void launcher_claim(const std::vector<LauncherEntry>& launcher, BlameResult* out
 
 }  // namespace
 
-BlameResult assign_blame(const std::vector<Failure>& failures, const std::vector<LauncherEntry>& launcher,
+BlameResult assign_blame(const std::vector<Failure>& input, const std::vector<LauncherEntry>& launcher,
                          const std::vector<Divergence>& divergences, const std::vector<Divergence>& environment) {
+  const std::vector<Failure> failures = after_peer_gone(input);
   BlameResult out;
+  std::string absorbed;  // a file's process whose failures its launcher's workers met alike
   out.skew_us = clock_skew_us(failures);
   out.found = environment_party(environment, &out.initiating);
   if (!out.found) {
@@ -516,6 +641,7 @@ BlameResult assign_blame(const std::vector<Failure>& failures, const std::vector
       if (!out.have_alike) {
         out.initiating = own_party(*first, first_when, failures, launcher);
         out.found = true;
+        absorbed = alike_workers(launcher, &out);
       }
       if (by_skew && out.found)
         out.skew_note = fmt::format(
@@ -525,6 +651,7 @@ BlameResult assign_blame(const std::vector<Failure>& failures, const std::vector
     } else {
       Party p = waiting_party(failures, divergences);
       if (p.ranks.empty() && p.procs.empty()) p = launcher_party(launcher);
+      if (p.ranks.empty() && p.procs.empty()) p = peer_party(failures);
       if (!p.ranks.empty() || !p.procs.empty()) {
         out.initiating = p;
         out.found = true;
@@ -533,7 +660,7 @@ BlameResult assign_blame(const std::vector<Failure>& failures, const std::vector
   }
   std::map<std::string, Party> groups;
   std::vector<std::string> order;
-  collateral_groups(failures, &out, &groups, &order);
+  collateral_groups(failures, absorbed, &out, &groups, &order);
   // After the file's own failures were set apart as the initiator's, before the launcher's.
   if (out.found) name_by_launcher(launcher, &out.initiating);
   stopped_and_collateral(launcher, &out, &groups, &order);

@@ -15,6 +15,12 @@
 //    hosts met alike, none distinguishably first, blames nobody: it is named as such;
 //  - without any own error, a rank that never reached the collective the others time out in
 //    (desync report, flight recorder, a rank whose collective sequence diverged) initiates;
+//  - a process whose line says its peer went away (a connection closed or reset by the far end,
+//    a flushed receive) only followed, and so did the errors it raised after that line; when no
+//    process of the input has an error of its own, the peer those lines name (an address or a
+//    host) is named as the one that went away first;
+//  - workers of one file that its launcher saw end alike (the same exit code of their own), whose
+//    lines name none of them, failed alike: nobody is blamed;
 //  - ranks that time out, are aborted or are killed by their launcher are collateral;
 //  - the launcher's claim (torchrun "Root Cause (first observed failure)") is compared with it.
 #pragma once
@@ -51,6 +57,9 @@ struct Party {
   std::string hint;                // OOM: the allocator setting the message suggests
   Failure::Kind kind = Failure::Kind::own_error;
   std::vector<Evidence> evidence;  // at most a few
+  // The far end that the other processes' lines say went away, named by the address or host
+  // they give (in procs and hosts): no process of the input, whose own error is not in it.
+  bool peer = false;
 };
 
 // A collective divergence found by the analyser, as a candidate initiator.
@@ -90,7 +99,7 @@ BlameResult assign_blame(const std::vector<Failure>& failures, const std::vector
                          const std::vector<Divergence>& divergences,
                          const std::vector<Divergence>& environment = {});
 
-// "rank 6 on node02", "ranks 0-3 on node01", "process node01:1234".
+// "rank 6 on node02", "ranks 0-3 on node01", "process node01:1234", "the peer at 10.0.0.7".
 std::string party_subject(const Party& p);
 
 }  // namespace denpex::diag

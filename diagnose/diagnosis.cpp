@@ -611,9 +611,14 @@ DxFinding alike_finding(const BlameResult& b, const std::vector<Fact>& facts) {
   f.hosts = p.hosts;
   f.found = p.what;
   const evidence::Signal* s = signal_of(p.evidence);
-  f.message = fmt::format("{} all met the same fault ({}), none of them first by its own lines: a fault of the nodes or "
-                          "the fabric between them, not one rank's error, so no rank is blamed{}",
-                          party_subject(p), p.what, s ? "; " + s->summary : std::string());
+  if (s == nullptr || s->role == "fault")
+    f.message = fmt::format("{} all met the same fault ({}), none of them first by its own lines: a fault of the nodes or "
+                            "the fabric between them, not one rank's error, so no rank is blamed{}",
+                            party_subject(p), p.what, s ? "; " + s->summary : std::string());
+  else
+    f.message = fmt::format("{} all failed alike ({}) and their launcher saw each end with the same exit code; the lines "
+                            "do not say which of them printed the error or failed first, so no rank is blamed",
+                            party_subject(p), p.what);
   d.evidence = p.evidence;
   f.fix = s ? s->fix + settings_shown(s->fix, facts) : "check the network fabric between these hosts";
   d.verify = s ? evidence::expand_verify(s->verify) : gate_verify(p.hosts);
@@ -854,6 +859,7 @@ json evidence_json(const std::vector<Evidence>& ev) {
 json party_json(const Party& p) {
   json j = {{"ranks", p.ranks}, {"hosts", p.hosts}, {"what", p.what}};
   if (!p.procs.empty()) j["processes"] = p.procs;
+  if (p.peer) j["peer"] = true;
   if (p.when.known()) {
     j["when"] = p.when.iso();
     j["year_known"] = p.when.year > 0;

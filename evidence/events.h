@@ -90,6 +90,9 @@ struct Failure {
   // NCCL's own text of an error the lines before gave in general terms (the line after "Last
   // error:"): the cause, preferred over the general line of the same process.
   bool cause = false;
+  // The far end a line says went away ("Call to recv from 10.1.2.3<N> failed : Broken pipe", a
+  // flushed receive from a peer): its address or host as printed, "" when the line names none.
+  std::string peer;
   Evidence evidence;
 };
 

@@ -50,6 +50,9 @@ struct FileState {
   std::vector<std::string> entry_keys;
   // The last process a labelled line came from: a traceback's later lines carry no label.
   int last_proc = -1;
+  // The line before said "Last error:": this one is NCCL's own text of the error, as the
+  // process's NCCL WARN printed it.
+  bool last_error_next = false;
   // Horovod's ready lists: the ranks seen ready, and the highest rank named.
   bool horovod = false;
   std::vector<int> ready;

@@ -401,7 +401,28 @@ void LogReader::nccl_record(std::string_view rec, const LineLabel& lab, FileStat
   }
   int proc = header_process(rec.substr(0, open), lab);
   st.last_proc = proc;
-  nccl_level(rec, rec.substr(k + 6), lab, proc, st);  // "INFO ..." / "WARN ..."
+  st.last_error_next = false;
+  std::string_view level_body = rec.substr(k + 6);  // "INFO ..." / "WARN ..."
+  if (starts(level_body, "WARN ") && valid_process(proc) && processes[static_cast<size_t>(proc)].rank < 0 &&
+      warn_text_proc_.size() < 4096)
+    warn_text_proc_.emplace(std::string(cut(trim(level_body.substr(5)), kEvidenceChars)), proc);
+  nccl_level(rec, level_body, lab, proc, st);
+}
+
+// A line quoted after "Last error:" under a rank's exception is NCCL's text of that process's
+// error, as its NCCL WARN printed it: a WARN of a process whose rank is unknown with this very
+// text is the same process (NCCL's header names a CUDA device, never the rank).
+void LogReader::tie_quoted_warn(std::string_view text, int proc) {
+  if (!valid_process(proc) || warn_text_proc_.empty()) return;
+  auto it = warn_text_proc_.find(std::string(cut(text, kEvidenceChars)));
+  if (it == warn_text_proc_.end() || it->second == proc || !valid_process(it->second)) return;
+  Process& rank = processes[static_cast<size_t>(proc)];
+  Process& nccl = processes[static_cast<size_t>(it->second)];
+  if (rank.rank < 0 || nccl.rank >= 0) return;
+  nccl.rank = rank.rank;
+  nccl.rank_weak = rank.rank_weak;
+  if (rank.host.empty()) rank.host = nccl.host;
+  if (rank.pid < 0) rank.pid = nccl.pid;
 }
 
 // The record from its level on ("INFO ...", "WARN ..."), once its process is known.
@@ -480,6 +501,9 @@ int LogReader::line_process(std::string_view t, const LineLabel& lab, FileState&
 void LogReader::other_record(std::string_view t, const LineLabel& lab, FileState& st) {
   t = trim(t);
   if (t.empty()) return;
+  bool quoted = st.last_error_next;
+  st.last_error_next = t.size() >= 11 && t.substr(t.size() - 11) == "Last error:";
+  if (quoted) tie_quoted_warn(t, lab.rank >= 0 || lab.task >= 0 || !lab.worker.empty() ? process_for(lab, {}, -1) : st.last_proc);
   Record probe{*this, st, lab, st.last_proc, t, false};
   if (!st.block.empty() && block_line(t, probe)) return;
   if (!st.pending_coll.empty()) {

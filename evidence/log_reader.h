@@ -131,6 +131,7 @@ class LogReader {
   bool dispatch(const Hit& hit, Record& rec);
   void end_file(FileState& st);
   void resolve_identities();
+  void tie_quoted_warn(std::string_view text, int proc);
   void date_events();
 
   const Matcher& matcher_;
@@ -170,6 +171,9 @@ class LogReader {
   std::vector<LastComm> last_comm_;
   void store_call(std::pair<int, int> at, const CollCall& call);
   std::set<std::string> hosts_seen_;
+  // NCCL WARN texts -> the process that printed them, while its rank is unknown: a rank's
+  // "Last error:" quoting one ties that NCCL process to the rank (bounded).
+  std::unordered_map<std::string, int> warn_text_proc_;
 };
 
 }  // namespace denpex::evidence

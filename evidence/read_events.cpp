@@ -162,6 +162,20 @@ Failure failure_of(const Hit& hit, Record& rec, Failure::Kind kind) {
   Failure f;
   f.kind = kind;
   f.who = rec.r.who_of(rec.proc);
+  // A line without a launcher label of its own that names a host and a pid names the process
+  // it is about better than the lines before it or the file it is in: UCX's "[host:pid:0:tid]"
+  // names the process that printed it, Ray's raylet the worker that died. Named as NCCL's header
+  // and Ray's label name a process ("host:pid"), so that process's other lines are the same one.
+  long long pid = to_ll(hit.get(Field::pid));
+  bool unlabelled = rec.lab.rank < 0 && rec.lab.task < 0 && rec.lab.worker.empty();
+  if (hit.has(Field::host) && pid >= 0 && (unlabelled || (f.who.rank < 0 && (f.who.proc.empty() || f.who.proc.rfind("file ", 0) == 0)))) {
+    std::string host(cut(hit.get(Field::host), 128));
+    int idx = rec.r.process_by_key(fmt::format("{}:{}", host, pid), -1);
+    Process& p = rec.r.processes[static_cast<size_t>(idx)];
+    if (p.host.empty()) p.host = host;
+    if (p.pid < 0) p.pid = pid;
+    f.who = rec.r.who_of(idx);
+  }
   // A line that names its own rank ("Rank 4 completed") where no launcher label does.
   long long named = to_ll(hit.get(Field::rank));
   if (f.who.rank < 0 && named >= 0 && named < kMaxRank) {
@@ -169,13 +183,7 @@ Failure failure_of(const Hit& hit, Record& rec, Failure::Kind kind) {
     f.who.proc = fmt::format("rank {}", named);
   }
   if (f.who.host.empty() && hit.has(Field::host)) f.who.host = std::string(cut(hit.get(Field::host), 128));
-  // A line that names its own host and pid (UCX's "[host:pid:0:tid]") names its process better
-  // than the file it is in.
-  long long pid = to_ll(hit.get(Field::pid));
-  if (f.who.rank < 0 && hit.has(Field::host) && pid >= 0 && (f.who.proc.empty() || f.who.proc.rfind("file ", 0) == 0)) {
-    f.who.proc = fmt::format("{}:{}", f.who.host, pid);
-    f.who.index = -1;  // named here: not renamed after the file at the end of reading
-  }
+  f.peer = std::string(cut(hit.get(Field::peer), 128));
   std::string_view what = hit.has(Field::what) ? hit.get(Field::what) : hit.text;
   f.what = (rec.nccl ? "NCCL WARN " : "") + short_what(what);
   f.when = rec.lab.when;

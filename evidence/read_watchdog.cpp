@@ -71,6 +71,14 @@ void read_watchdog(const Hit& hit, Record& rec) {
   f.ran_ms = to_ll(hit.get(Field::time));
   f.what = w.op.empty() ? fmt::format("watchdog timeout at work {}", w.seq)
                         : fmt::format("watchdog timeout in {} (SeqNum {})", w.op, w.seq);
+  // The same record of a collective that failed with an NCCL error instead of timing out
+  // ("raised the following async exception"): the call ended, so it is no wait of its own.
+  if (hit.signal->kind == "aborted") {
+    f.kind = Failure::Kind::aborted;
+    f.ran_ms = -1;
+    f.what = fmt::format("NCCL error in {} (SeqNum {}): {}", w.op.empty() ? "a collective" : w.op, w.seq,
+                         short_what(hit.get(Field::what)));
+  }
   f.evidence = w.evidence;
   rec.r.add_watch(std::move(w));
   --rec.r.records;  // one record, two events

@@ -19,7 +19,7 @@ constexpr const char* kFieldNames[] = {
     "dtype", "version", "cuda", "symbol", "library", "exit_code", "signal", "time", "ranks",
     "group", "what", "path", "name", "value", "numel_in", "numel_out", "last_enqueued",
     "last_completed", "nranks", "comm", "comm_id", "parent", "split", "color", "world",
-    "expected", "found"};
+    "expected", "found", "peer"};
 static_assert(sizeof(kFieldNames) / sizeof(kFieldNames[0]) == static_cast<size_t>(Field::kCount),
               "one name per field");
 

@@ -30,7 +30,7 @@ enum class Field {
   rank, local_rank, group_rank, pid, host, device, op, seq, count, sizes, dtype, version, cuda,
   symbol, library, exit_code, signal, time, ranks, group, what, path, name, value, numel_in,
   numel_out, last_enqueued, last_completed, nranks, comm, comm_id, parent, split, color, world,
-  expected, found, kCount
+  expected, found, peer, kCount
 };
 // "rank" -> Field::rank; false when the name is not a field.
 bool field_from_name(const std::string& name, Field* out);

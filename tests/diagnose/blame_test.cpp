@@ -219,3 +219,78 @@ TEST_CASE("clock skew: ranks of unknown host keep their file's clock") {
   fs[1].evidence.file = "node-a.log";  // one file: one clock
   CHECK(clock_skew_us(fs) == 0);
 }
+
+// The form of NVIDIA/nccl#795 (tests/diagnose/SOURCES.md); our own values.
+TEST_CASE("a process whose peer went away only followed, its later errors too; the peer is named") {
+  auto line = [](Failure::Kind kind, const std::string& what, long long at, const std::string& peer) {
+    Failure f = failure(kind, -1, "gpu-q17", what);
+    f.who.proc = "gpu-q17:77120";
+    f.evidence.line = at;
+    f.peer = peer;
+    return f;
+  };
+  std::vector<Failure> fs = {
+      line(Failure::Kind::aborted, "NCCL WARN Net : Call to recv from 10.31.5.88<41022> failed : Broken pipe", 1, "10.31.5.88"),
+      line(Failure::Kind::nccl_warn, "NCCL WARN [Proxy Service 11] Failed to execute operation Connect from rank 11", 7, ""),
+      line(Failure::Kind::aborted, "NCCL WARN Net : Connection closed by remote peer gpu-q17.pool<39917>", 8, "gpu-q17.pool")};
+  BlameResult b = assign_blame(fs, {}, {});
+  REQUIRE(b.found);
+  CHECK(b.initiating.peer);
+  CHECK(b.initiating.procs == std::vector<std::string>{"10.31.5.88"});
+  CHECK(party_subject(b.initiating) == "the peer at 10.31.5.88");
+  CHECK(b.initiating.what.find("process gpu-q17:77120 lost its connection to it first") == 0);
+  REQUIRE(b.collateral.size() == 3);
+  for (const auto& g : b.collateral) {
+    CHECK(g.procs == std::vector<std::string>{"gpu-q17:77120"});
+    CHECK(g.kind == Failure::Kind::aborted);
+  }
+  // An error of that process before its peer went away is its own.
+  fs[1].evidence.line = 0;
+  BlameResult own = assign_blame(fs, {}, {});
+  REQUIRE(own.found);
+  CHECK_FALSE(own.initiating.peer);
+  CHECK(own.initiating.procs == std::vector<std::string>{"gpu-q17:77120"});
+  // Another process's own error, later in the input, still started it: the peer was that process.
+  fs[1].evidence.line = 7;
+  Failure other = failure(Failure::Kind::own_error, -1, "gpu-q21", "Test NCCL failure common.cu:961 'internal error'");
+  other.who.proc = "gpu-q21:901";
+  other.evidence.line = 20;
+  fs.push_back(other);
+  BlameResult b2 = assign_blame(fs, {}, {});
+  REQUIRE(b2.found);
+  CHECK(b2.initiating.procs == std::vector<std::string>{"gpu-q21:901"});
+  // Only a connection to its own host: that is named, for want of another.
+  BlameResult near = assign_blame({fs[2]}, {}, {});
+  REQUIRE(near.found);
+  CHECK(near.initiating.procs == std::vector<std::string>{"gpu-q17.pool"});
+}
+
+// The form of horovod/horovod#1651 (tests/diagnose/SOURCES.md); our own values.
+TEST_CASE("a file's error and srun's tasks ending alike with their own exit code blame nobody, stop nobody") {
+  Failure f = failure(Failure::Kind::own_error, -1, "", "UnknownError:  ncclCommInitRank failed: unhandled system error");
+  f.who.proc = "file s.log";
+  f.evidence.file = "s.log";
+  std::vector<LauncherEntry> l;
+  for (int task : {1, 0}) {
+    LauncherEntry e = entry(task, task == 0 ? "hpc-g027" : "hpc-g031", false, "", "");
+    e.exitcode = "1";
+    e.evidence = Evidence{"s.log", 20 + task, "srun: error: task Exited with exit code 1"};
+    l.push_back(e);
+  }
+  BlameResult b = assign_blame({f}, l, {});
+  CHECK_FALSE(b.found);
+  REQUIRE(b.have_alike);
+  CHECK(b.alike.ranks == std::vector<int>{0, 1});
+  CHECK(b.alike.hosts == std::vector<std::string>{"hpc-g027", "hpc-g031"});
+  CHECK(b.alike.what == f.what);
+  CHECK(b.collateral.empty());
+  // Different exit codes: the file's process is judged as before, and a task that exited with
+  // its own code is not one the launcher stopped.
+  l[0].exitcode = "2";
+  BlameResult c = assign_blame({f}, l, {});
+  REQUIRE(c.found);
+  CHECK(c.initiating.procs == std::vector<std::string>{"file s.log"});
+  REQUIRE(c.collateral.size() == 1);
+  CHECK(c.collateral[0].ranks == std::vector<int>{0, 1});
+  CHECK(c.collateral[0].what.find("exited with an error code of its own (exit code 1, 2)") == 0);
+}

@@ -384,3 +384,81 @@ TEST_CASE("a network error's own 'Error: N' is no exception; terminate's announc
   CHECK(own == 1);
   CHECK(aborted == 1);
 }
+
+// The forms of NVIDIA/nccl#795, deepspeedai/DeepSpeed#6875 and OpenRLHF/OpenRLHF#621
+// (tests/diagnose/SOURCES.md); our own values.
+TEST_CASE("a line that says the peer went away names it: NCCL's socket errors and a flushed IB receive") {
+  LogReader r = read(
+      "gpu-q2:6100:6188 [1] misc/socket.cc:518 NCCL WARN Net : Call to recv from 10.9.0.44<51200> failed : Broken pipe\n"
+      "gpu-q2:6100:6150 [1] misc/socket.cc:538 NCCL WARN Net : Connection closed by remote peer gpu-q9.rack4<39012>\n"
+      "gpu-q3:711:790 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer 10.9.0.61<4410> with error 5, "
+      "opcode 0, len 0, vendor err 249 (Recv)\n"
+      "gpu-q3:711:790 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer 10.9.0.61<4410> with error 12, "
+      "opcode 0, len 0, vendor err 129\n");
+  REQUIRE(r.failures.size() == 4);
+  CHECK(r.failures[0].kind == Failure::Kind::aborted);
+  CHECK(r.failures[0].peer == "10.9.0.44");
+  CHECK(r.failures[1].peer == "gpu-q9.rack4");
+  CHECK(r.failures[2].kind == Failure::Kind::aborted);
+  CHECK(r.failures[2].peer == "10.9.0.61");
+  CHECK(r.failures[2].evidence.signal == "nccl.warn.ib_flush");
+  // A retry that ran out is the fabric's fault, no flush: the peer is not named by it.
+  CHECK(r.failures[3].kind == Failure::Kind::nccl_warn);
+  CHECK(r.failures[3].shared_fault);
+  CHECK(r.failures[3].peer.empty());
+}
+
+TEST_CASE("a rank's 'Last error:' quoting a WARN of an NCCL header ties that header's process to the rank") {
+  std::string warn = "NET/IB: Got completion from peer 10.2.0.8<3001> with status=5 opcode=0 len=0 vendor err 249 (Recv) hca mlx5_0";
+  LogReader r = read("c0ntainer9:4410:4499 [1] ib_plugin.c:1673 NCCL WARN " + warn + "\n" +
+                     "[rank5]:[E0101 01:02:03.000000001 ProcessGroupNCCL.cpp:541] [Rank 5] found async exception when checking "
+                     "for NCCL errors: NCCL error: remote process exited or there was a network error, NCCL version 2.22.3\n"
+                     "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.\n"
+                     "Last error:\n" + warn + "\n");
+  REQUIRE(r.failures.size() >= 2);
+  for (const auto& f : r.failures) {
+    INFO(f.what);
+    CHECK(f.who.rank == 5);
+    CHECK(f.who.host == "c0ntainer9");
+    CHECK(f.kind == Failure::Kind::aborted);
+  }
+  // The device in the header ([1]) is not the rank; without the quote nothing ties them.
+  LogReader apart = read("c0ntainer9:4410:4499 [1] ib_plugin.c:1673 NCCL WARN " + warn + "\n" +
+                         "[rank5]:[E0101 01:02:03.000000001 ProcessGroupNCCL.cpp:541] [Rank 5] found async exception when "
+                         "checking for NCCL errors: NCCL error: remote process exited or there was a network error\n");
+  REQUIRE(apart.failures.size() == 2);
+  CHECK(apart.failures[0].who.rank == -1);
+  CHECK(apart.failures[0].who.proc == "c0ntainer9:4410");
+}
+
+TEST_CASE("Ray's raylet names the worker that died; a collective's async NCCL error is no timeout") {
+  LogReader r = read(
+      "(raylet) A worker died or was killed while executing a task by an unexpected system error. Worker ID: 0a1b Node ID: "
+      "2c3d Worker IP address: 10.1.7.3 Worker port: 10002 Worker PID: 4321 Worker exit type: SYSTEM_ERROR Worker exit "
+      "detail: Worker unexpectedly exits with a connection error code 2. End of file.\n"
+      "(RayWorkerWrapper pid=4400, ip=10.1.7.3) [rank0]:[E0101 01:02:03.000000001 ProcessGroupNCCL.cpp:542] [Rank 2] "
+      "Collective WorkNCCL(SeqNum=9, OpType=BROADCAST, NumelIn=64, NumelOut=64, Timeout(ms)=600000) raised the following "
+      "async exception: NCCL error: remote process exited or there was a network error, NCCL version 2.21.5\n"
+      "(raylet) A worker died or was killed while executing a task by an unexpected system error. Worker IP address: "
+      "10.1.7.9 Worker port: 10002 Worker PID: 77 Worker exit type: SYSTEM_ERROR\n");
+  REQUIRE(r.failures.size() == 3);
+  CHECK(r.failures[0].kind == Failure::Kind::own_error);
+  CHECK(r.failures[0].who.proc == "10.1.7.3:4321");
+  CHECK(r.failures[0].who.host == "10.1.7.3");
+  CHECK(r.failures[1].kind == Failure::Kind::aborted);
+  CHECK(r.failures[1].who.rank == 0);
+  CHECK(r.failures[1].seq == 9);
+  CHECK(r.failures[1].what.find("NCCL error in BROADCAST (SeqNum 9)") == 0);
+  REQUIRE(r.watch.size() == 1);
+  CHECK(r.watch[0].op == "BROADCAST");
+  // After a labelled rank's line, an unlabelled raylet line is still about the worker it names.
+  CHECK(r.failures[2].who.proc == "10.1.7.9:77");
+  CHECK(r.failures[2].who.rank == -1);
+}
+
+TEST_CASE("srun's exit code of a task is read as its exit code") {
+  LogReader r = read("srun: error: hpc-a4: task 3: Exited with exit code 2\n");
+  REQUIRE(r.launcher.size() == 1);
+  CHECK(r.launcher[0].rank == 3);
+  CHECK(r.launcher[0].exitcode == "2");
+}

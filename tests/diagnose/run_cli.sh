@@ -65,6 +65,20 @@ expect 1 "open mpi segv handler" diagnose "$fam/ompi_segv_handler.log" --json "$
 check "segv: the process is host:pid from the handler's prefix" '.diagnosis.initiating.processes == ["gpu-r7-14:90412"] and .diagnosis.initiating.hosts == ["gpu-r7-14"] and (.diagnosis.initiating.what | test("Segmentation fault"))'
 expect 1 "torchrun flattened" diagnose "$fam/torchrun_flattened.log" --json "$tmp/j.json"
 check "flattened: rank 5 by SIGKILL on lab-ws-3090" '.diagnosis.initiating.ranks == [5] and .diagnosis.initiating.hosts == ["lab-ws-3090"] and (.diagnosis.initiating.what | test("SIGKILL"))'
+# A peer that went away: the lines that say so name it; their process only followed.
+expect 1 "peer broken pipe" diagnose "$fam/peer_broken_pipe.log" --json "$tmp/j.json"
+check "broken pipe: the peer at 10.31.5.88 went away first" '.diagnosis.initiating.peer == true and .diagnosis.initiating.processes == ["10.31.5.88"] and .diagnosis.initiating.hosts == ["10.31.5.88"] and (.diagnosis.initiating.what | test("gpu-q17:77120 lost its connection"))'
+check "broken pipe: the reporter and its proxy's error only followed" '([.diagnosis.collateral[] | .processes[]?] | unique) == ["gpu-q17:77120"] and ([.diagnosis.collateral[].what] | all(test("^aborted after a peer failed")))'
+grep -q "^Started by: the peer at 10.31.5.88" "$tmp/out" || { echo "FAIL: broken pipe: human report does not lead with the peer"; head -3 "$tmp/out"; fail=1; }
+expect 1 "ib flush" diagnose "$fam/ib_flush_last_error.log" --json "$tmp/j.json"
+check "ib flush: the peer at 10.4.2.17, with the flush's fix" '.diagnosis.initiating.processes == ["10.4.2.17"] and ([.findings[] | select(.code == "initiating-failure")][0].fix | test("ibstat"))'
+check "ib flush: one process, rank 2 on 7f3c9ab21e07, only followed" '.nranks == 1 and ([.diagnosis.collateral[] | .ranks[]] | unique) == [2] and ([.diagnosis.collateral[] | .processes[]?] | length) == 0 and ([.diagnosis.collateral[] | .hosts[]] | unique) == ["7f3c9ab21e07"]'
+expect 1 "ray worker died" diagnose "$fam/ray_worker_died.log" --json "$tmp/j.json"
+check "ray: the dead worker 10.60.1.14:33120 started it" '.diagnosis.initiating.processes == ["10.60.1.14:33120"] and .diagnosis.initiating.hosts == ["10.60.1.14"] and (.diagnosis.initiating.ranks | length) == 0'
+check "ray: rank 3's remote error only followed, and it is no timeout" '.diagnosis.collateral == [.diagnosis.collateral[0]] and .diagnosis.collateral[0].ranks == [3] and (.diagnosis.collateral[0].what | test("NCCL error in ALLREDUCE \\(SeqNum 4\\)")) and (.diagnosis.collateral[0].what | test("timeout") | not)'
+expect 1 "srun init alike" diagnose "$fam/srun_init_alike.log" --json "$tmp/j.json"
+check "srun: tasks 0-1 failed alike, nobody blamed" '.diagnosis.initiating == null and .diagnosis.met_alike.ranks == [0,1] and .diagnosis.met_alike.hosts == ["hpc-g027","hpc-g031"] and (.diagnosis.met_alike.what | test("ncclCommInitRank failed"))'
+check "srun: nobody stopped by the launcher, no file-named process" '([.diagnosis.collateral[].what] | map(test("stopped")) | any | not) and ([.. | .processes? // empty | .[]] | map(test("^file ")) | any | not)'
 
 # The same logs as one paste on standard input.
 cat "$fx"/oom_two_nodes/node01.log "$fx"/oom_two_nodes/node02.log | timeout 60 "$drv" diagnose - --json "$tmp/j.json" >/dev/null 2>&1
