@@ -45,9 +45,10 @@ struct FileState {
   LauncherEntry entry;
   // The last process a labelled line came from: a traceback's later lines carry no label.
   int last_proc = -1;
-  // Horovod's ready lists: the ranks seen ready, and the highest rank named.
+  // Horovod's stall report being read: the ready list of each stalled tensor (sorted) and its name.
   bool horovod = false;
-  std::vector<int> ready;
+  std::vector<std::vector<int>> ready_lists;
+  std::vector<std::string> ready_ops;
   Reported horovod_report;
   // Pasted environment reports (read_env_report.cpp): what a block waits to complete (a pip show
   // Name before its Version, a command before its output), the library a ctypes probe asks, and
@@ -110,6 +111,8 @@ void read_watchdog(const Hit&, Record&);
 void read_fingerprint(const Hit&, Record&);
 void read_desync(const Hit&, Record&);
 void read_horovod(const Hit&, Record&);
+// Ends Horovod's stall report: its ready lists judged into the missing ranks, the report kept.
+void horovod_finish(LogReader& r, FileState& st);
 void read_fr_trace(const Hit&, Record&);
 void read_ras(const Hit&, Record&);
 void read_torchrun(const Hit&, Record&);
