@@ -105,6 +105,27 @@ std::string shared_context(const Finding& a, const Finding& b) {
   return a.message.substr(0, colon);
 }
 
+// A note in parentheses both messages end with (an assumption the finding rests on, said the
+// same way on both sides): kept when the two are merged. "" when they share none.
+std::string shared_note(const Finding& a, const Finding& b) {
+  std::size_t n = 0;
+  while (n < a.message.size() && n < b.message.size() &&
+         a.message[a.message.size() - 1 - n] == b.message[b.message.size() - 1 - n])
+    ++n;
+  std::string_view tail = std::string_view(a.message).substr(a.message.size() - n);
+  for (std::size_t p = tail.find(" ("); p != std::string_view::npos; p = tail.find(" (", p + 1)) {
+    int depth = 0;
+    bool closed_early = false;
+    for (std::size_t i = p + 1; i < tail.size(); ++i) {
+      depth += tail[i] == '(' ? 1 : tail[i] == ')' ? -1 : 0;
+      if (depth == 0 && i + 1 < tail.size()) closed_early = true;
+      if (depth == 0) break;
+    }
+    if (!closed_early && depth == 0 && tail.back() == ')') return std::string(tail.substr(p));
+  }
+  return "";
+}
+
 bool mirrors(const Finding& a, const Finding& b) {
   if (a.code != b.code || a.severity != b.severity || a.comm != b.comm || a.seq != b.seq) return false;
   if (a.found.empty() || a.found == a.expected || a.found != b.expected || a.expected != b.found) return false;
@@ -123,7 +144,8 @@ Finding merge_pair(const Finding& a, const Finding& b) {
   Span da = difference_span(a.found, b.found), db = difference_span(b.found, a.found);
   std::string va = da.empty() ? a.found : a.found.substr(field_of(a.found, da).start, field_of(a.found, da).end - field_of(a.found, da).start);
   std::string vb = db.empty() ? b.found : b.found.substr(field_of(b.found, db).start, field_of(b.found, db).end - field_of(b.found, db).start);
-  m.message = fmt::format("{}: {} has {}, {} has {} (no majority)", shared_context(a, b), subject(a), va, subject(b), vb);
+  m.message = fmt::format("{}: {} has {}, {} has {} (no majority){}", shared_context(a, b), subject(a), va, subject(b), vb,
+                          shared_note(a, b));
   m.found = fmt::format("{}: {}; {}: {}", subject(a), a.found, subject(b), b.found);
   m.expected.clear();
   return m;

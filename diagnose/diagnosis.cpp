@@ -149,6 +149,9 @@ struct WatchStates {
   std::map<WatchKey, WatchdogState> states;
   std::map<WatchKey, const WatchRecord*> first_record;
   std::map<int, std::set<long long>> ungrouped_seqs;  // rank -> SeqNums, old format
+  // Ranks whose lines name no process group, taken to be in `adopted_into` (adopt_ungrouped).
+  std::vector<int> adopted;
+  std::string adopted_into;
 };
 
 // Folds one record into its rank's state: the lowest work a rank is stuck at is the one that matters.
@@ -219,6 +222,44 @@ std::string ungrouped_inconclusive(const std::map<int, std::set<long long>>& ung
       fmt::join(parts, "; "));
 }
 
+bool default_group(const std::string& g) {
+  return g == "PG 0" || g.find("default_pg") != std::string::npos || g.rfind("PG 0(", 0) == 0 || g.rfind("PG 0 (", 0) == 0;
+}
+
+// A rank whose lines name no process group (a release that printed none, or a paste that kept
+// only its timeout line) is compared with the ranks of the default group, or of the one group
+// the others name: an assumption each finding about that group states. Without it, a rank that
+// printed its group and one that did not could never be compared. A rank already seen in that
+// group keeps its ungrouped record apart.
+void adopt_ungrouped(WatchStates* ws) {
+  std::set<std::string> named;
+  std::string target;
+  for (const auto& kv : ws->states) {
+    const std::string& g = kv.first.group;
+    if (g == kNoGroup || g.find("TORCH_DISTRIBUTED_DEBUG") != std::string::npos) continue;
+    named.insert(g);
+    if (default_group(g)) target = g;
+  }
+  if (target.empty() && named.size() == 1) target = *named.begin();
+  if (target.empty()) return;
+  for (auto it = ws->states.begin(); it != ws->states.end();) {
+    WatchKey k{target, it->first.rank};
+    if (it->first.group != kNoGroup || ws->states.count(k)) {
+      ++it;
+      continue;
+    }
+    WatchdogState st = it->second;
+    st.group = target;
+    ws->states[k] = st;
+    ws->first_record[k] = ws->first_record[it->first];
+    ws->first_record.erase(it->first);
+    ws->adopted.push_back(st.global_rank >= 0 ? st.global_rank : st.rank);
+    it = ws->states.erase(it);
+  }
+  std::sort(ws->adopted.begin(), ws->adopted.end());
+  if (!ws->adopted.empty()) ws->adopted_into = target;
+}
+
 // Compare only what every rank of a group printed: a rank known from its "last enqueued" line
 // alone has no OpType or size, which is not a different OpType or size.
 void clear_partial_groups(std::map<WatchKey, WatchdogState>* states) {
@@ -249,6 +290,9 @@ size_t watch_divergences(const WatchStates& ws, std::vector<Finding> found, std:
                               f.seq, f.message);
       f.comm = "TORCH_DISTRIBUTED_DEBUG=DETAIL";
     }
+    if (!ws.adopted.empty() && f.comm == ws.adopted_into)
+      f.message += fmt::format(" ({} printed no process group: taken to be in {}, the group the other ranks name)",
+                               rank_subject(ws.adopted), ws.adopted_into);
     f.fix = kCollectiveFix;
     d.verify = collective_verify();
     if (f.severity == Severity::error) {
@@ -304,6 +348,7 @@ WatchSummary watch_findings(const LogReader& r, std::vector<DxFinding>* out, std
   WatchStates ws = collect_watch_states(r);
   if (ws.states.empty()) return sum;
   sum.inconclusive = ungrouped_inconclusive(ws.ungrouped_seqs);
+  if (sum.inconclusive.empty()) adopt_ungrouped(&ws);
   clear_partial_groups(&ws.states);
   std::vector<WatchdogState> list;
   std::map<std::string, std::vector<int>> members;
@@ -427,8 +472,8 @@ void fill_compared_or_stalled(const Reported& rep, Finding* f) {
     f->found = fmt::format("ranks {} not ready", rank_ranges(rep.ranks));
     f->message = fmt::format("Horovod's stall check: ranks {} did not submit {}{}; the other ranks waited for them", rank_ranges(rep.ranks),
                              rep.op.empty() ? "the tensors" : rep.op,
-                             rep.detail.find("ready") != std::string::npos
-                                 ? fmt::format(" (absent from every ready list; world size at least {})", rep.world)
+                             rep.detail.find("ready list") != std::string::npos
+                                 ? fmt::format(" ({}; world size at least {})", rep.detail, rep.world)
                                  : "");
     f->fix = "look at what these ranks were doing instead: they never reached this reduction or broadcast";
   }

@@ -53,9 +53,10 @@ struct FileState {
   // The line before said "Last error:": this one is NCCL's own text of the error, as the
   // process's NCCL WARN printed it.
   bool last_error_next = false;
-  // Horovod's ready lists: the ranks seen ready, and the highest rank named.
+  // Horovod's stall report being read: the ready list of each stalled tensor (sorted) and its name.
   bool horovod = false;
-  std::vector<int> ready;
+  std::vector<std::vector<int>> ready_lists;
+  std::vector<std::string> ready_ops;
   Reported horovod_report;
   // Pasted environment reports (read_env_report.cpp): what a block waits to complete (a pip show
   // Name before its Version, a command before its output), the library a ctypes probe asks, and
@@ -118,6 +119,8 @@ void read_watchdog(const Hit&, Record&);
 void read_fingerprint(const Hit&, Record&);
 void read_desync(const Hit&, Record&);
 void read_horovod(const Hit&, Record&);
+// Ends Horovod's stall report: its ready lists judged into the missing ranks, the report kept.
+void horovod_finish(LogReader& r, FileState& st);
 void read_fr_trace(const Hit&, Record&);
 void read_ras(const Hit&, Record&);
 void read_torchrun(const Hit&, Record&);

@@ -183,7 +183,8 @@ void read_horovod_stall(const Hit& hit, Record& rec) {
   r.evidence = evidence_of(hit, rec);
   r.detail = "Horovod stall report: missing ranks";
   st.horovod = true;
-  st.ready.clear();
+  st.ready_lists.clear();
+  st.ready_ops.clear();
   st.block = "env.horovod";
   st.env_name.clear();
   ++rec.r.records;

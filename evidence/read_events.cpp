@@ -192,6 +192,15 @@ Failure failure_of(const Hit& hit, Record& rec, Failure::Kind kind) {
   return f;
 }
 
+// Whether this line's process already printed a timeout of its own: a rank that gets stuck after
+// it timed out hangs in the abort that followed, not before the others.
+bool timed_out_before(const Record& rec) {
+  if (rec.proc < 0) return false;
+  for (const auto& f : rec.r.failures)
+    if (f.kind == Failure::Kind::timeout && f.who.index == rec.proc) return true;
+  return false;
+}
+
 }  // namespace
 
 // A watchdog line names its rank in its process group ("[PG ID 2 PG GUID 3 Rank 0]"): in the
@@ -221,6 +230,7 @@ void read_failure(const Hit& hit, Record& rec) {
   if ((kind == Failure::Kind::own_error || kind == Failure::Kind::nccl_warn) && role == "initiating" &&
       collateral_text(what) && hit.signal->family != "cuda")
     kind = Failure::Kind::aborted;
+  if (role == "hang" && timed_out_before(rec)) kind = Failure::Kind::aborted;
   if (hit.has(Field::version)) version_fact(hit, rec, Fact::Kind::nccl_version);
   Failure f = failure_of(hit, rec, kind);
   f.shared_fault = role == "fault";

@@ -197,16 +197,7 @@ void end_block(LogReader& r, FileState& st) {
   // Open MPI's block without its exit code was cut: the name alone says too little to keep.
   if (st.block == "mpirun") st.have_entry = false;
   st.block.clear();
-  if (st.horovod) {
-    // Ready lists: the ranks below the highest one named that were in none of them are missing.
-    Reported rep = st.horovod_report;
-    if (rep.ranks.empty() && !st.ready.empty())
-      for (int k = 0; k < rep.world && k < kMaxRank; ++k)
-        if (!std::binary_search(st.ready.begin(), st.ready.end(), k)) rep.ranks.push_back(k);
-    if (!rep.ranks.empty()) r.reported.push_back(rep);
-    st.horovod = false;
-    st.ready.clear();
-  }
+  horovod_finish(r, st);
 }
 
 }  // namespace denpex::evidence

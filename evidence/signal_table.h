@@ -10,7 +10,9 @@
 //   kind: own_error          what the reader makes of it (a failure, fact or report kind)
 //   role: initiating         initiating, collateral, report, installation, launcher, calls, context,
 //                            fault (of a node or the fabric, met alike by its processes), cause (NCCL's
-//                            own text of an error the lines before gave in general terms)
+//                            own text of an error the lines before gave in general terms), hang (a
+//                            rank stuck inside a call: initiating, unless the same process timed
+//                            out before it, when it hangs in the teardown that followed)
 //   code: initiating-failure the finding code it leads to
 //   literal: ...             one or more; a line is a candidate when it contains any of them
 //   pattern: ...             RE2, with named groups from the field list (fields.h)

@@ -123,6 +123,14 @@ TEST_CASE("merge_mirror_images: a two-rank mismatch is one finding naming both r
         "TORCH_DISTRIBUTED_DEBUG=DETAIL caught ranks calling different collectives at SequenceNumber 3104: rank 0 has "
         "NumelIn=51123456, NumelOut=51123456, rank 1 has NumelIn=195812480, NumelOut=195812480 (no majority)");
   CHECK(m.found == "rank 0: " + kFoundA + "; rank 1: " + kFoundB);
+  // A note both sides end with (an assumption of the comparison) stays on the merged finding.
+  Finding na = a, nb = b;
+  const std::string note = " (rank 1 printed no process group: taken to be in PG 0 (default_pg), the group the other ranks name)";
+  na.message += note;
+  nb.message += note;
+  auto noted = merge_mirror_images({na, nb});
+  REQUIRE(noted.size() == 1);
+  CHECK(noted[0].finding.message == m.message + note);
   std::string sa, sb;
   REQUIRE(merged_sides(m.found, &sa, &sb));
   CHECK(sa == kFoundA);

@@ -3,8 +3,10 @@
 // nodes' files judged exactly as the live gate judges records, honest inconclusive verdicts.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -175,4 +177,109 @@ TEST_CASE("an Init line whose process cannot be told is read without indexing a 
   for (const auto& p : r.processes) CHECK(p.rank < 2);
   Diagnosis d = diagnose(r);
   CHECK(d.exit_code >= 1);
+}
+
+namespace {
+
+// One paste of fixtures/families, diagnosed alone.
+Diagnosis diagnose_family(const std::string& name) {
+  LogReader r;
+  OpenedInput in = open_input(std::string(DENPEX_DIAGNOSE_FIXTURES) + "/families/" + name);
+  REQUIRE(in.status == OpenedInput::Status::ok);
+  std::string error;
+  REQUIRE(r.read(in.source.get(), name, &error));
+  r.finish();
+  return diagnose(r);
+}
+
+Diagnosis diagnose_paste(const std::string& text, LogReader* r) {
+  r->read_text(text, "paste.log");
+  r->finish();
+  return diagnose(*r);
+}
+
+std::string messages_of(const Diagnosis& d, const std::string& code) {
+  std::string all;
+  for (const auto& x : d.findings)
+    if (x.f.code == code) all += x.f.message + "\n";
+  return all;
+}
+
+}  // namespace
+
+TEST_CASE("Horovod's one-line stall report: every tensor is read, and the rank the others wait for is the one absent from most lists") {
+  Diagnosis d = diagnose_family("horovod_ready_lists_wrapped.log");
+  const DxFinding* x = find(d, "collective-missing");
+  REQUIRE(x != nullptr);
+  CHECK(x->f.ranks == std::vector<int>{4});
+  CHECK(d.blame.initiating.ranks == std::vector<int>{4});
+  CHECK(x->f.message.find("absent from 2 of the 3 ready lists") != std::string::npos);
+  CHECK(x->f.message.find("alone submitted HorovodAllreduce_metrics_accuracy_0") != std::string::npos);
+  CHECK(x->f.message.find("HorovodAllreduce_gradients_dense_1_MatMul_grad_MatMul_1_0") != std::string::npos);
+  CHECK(x->f.message.find("every ready list") == std::string::npos);
+  // A rank absent from every list; two tensors each missing another rank name both.
+  LogReader r1, r2;
+  Diagnosis every = diagnose_paste("Stalled ops: allreduce.w0 [ready ranks: 0, 3, 1], allreduce.w1 [ready ranks: 1, 0, 3]\n", &r1);
+  REQUIRE(find(every, "collective-missing") != nullptr);
+  CHECK(find(every, "collective-missing")->f.ranks == std::vector<int>{2});
+  CHECK(find(every, "collective-missing")->f.message.find("absent from every ready list") != std::string::npos);
+  Diagnosis two = diagnose_paste("Stalled ops: allreduce.w0 [ready ranks: 0, 1, 3], allreduce.w1 [ready ranks: 3, 2, 0]\n", &r2);
+  REQUIRE(find(two, "collective-missing") != nullptr);
+  CHECK(find(two, "collective-missing")->f.ranks == std::vector<int>{1, 2});
+}
+
+TEST_CASE("a rank whose watchdog lines name no process group is compared with the default group's ranks") {
+  Diagnosis d = diagnose_family("watchdog_ungrouped_mismatch.log");
+  CHECK(find(d, "diagnose-inconclusive") == nullptr);
+  std::string m = messages_of(d, "collective-mismatch");
+  CHECK(m.find("BROADCAST") != std::string::npos);
+  CHECK(m.find("ALLREDUCE") != std::string::npos);
+  CHECK(m.find("rank 1 printed no process group: taken to be in PG 0(default_pg)") != std::string::npos);
+  std::set<int> named;
+  for (const auto& x : d.findings)
+    if (x.f.code == "collective-mismatch") named.insert(x.f.ranks.begin(), x.f.ranks.end());
+  CHECK(named == std::set<int>{1, 5});
+  CHECK(d.blame.initiating.ranks == std::vector<int>{1, 5});
+}
+
+TEST_CASE("a rank whose heartbeat monitor found its watchdog stuck is the suspect; stuck after its own timeout, it only follows") {
+  Diagnosis d = diagnose_family("heartbeat_stuck_rank.log");
+  REQUIRE(d.blame.found);
+  CHECK(d.blame.initiating.ranks == std::vector<int>{6});
+  CHECK(d.blame.initiating.what.find("watchdog got stuck for 600 seconds") != std::string::npos);
+  bool rank0_follows = false;
+  for (const auto& p : d.blame.collateral)
+    if (std::find(p.ranks.begin(), p.ranks.end(), 0) != p.ranks.end()) rank0_follows = true;
+  CHECK(rank0_follows);
+  LogReader r;
+  r.read_text(
+      "[rank3]:[E0402 13:40:55.1 ProcessGroupNCCL.cpp:632] [Rank 3] Watchdog caught collective operation timeout: "
+      "WorkNCCL(SeqNum=88, OpType=ALLREDUCE, NumelIn=8, NumelOut=8, Timeout(ms)=600000) ran for 600071 milliseconds before timing out.\n"
+      "[rank3]:[E0402 13:48:55.1 ProcessGroupNCCL.cpp:1743] [PG ID 0 PG GUID 0(default_pg) Rank 3] ProcessGroupNCCL's watchdog got "
+      "stuck for 480 seconds without making progress in monitoring enqueued collectives.\n",
+      "paste.log");
+  r.finish();
+  REQUIRE(r.failures.size() == 2);
+  CHECK(r.failures[1].kind == Failure::Kind::aborted);
+}
+
+TEST_CASE("NCCL 2.8's NET/IB mismatch wording gives the net mismatch finding, not a rank's failure") {
+  Diagnosis d = diagnose_family("netib_mismatch_old.log");
+  CHECK(find(d, "nccl-net-mismatch") != nullptr);
+  CHECK(find(d, "initiating-failure") == nullptr);
+}
+
+TEST_CASE("invalid root on a communicator that never initialised follows an init failure; a root out of a real range is the rank's own") {
+  Diagnosis d = diagnose_family("invalid_root_uninit_comm.log");
+  CHECK_FALSE((d.blame.found && d.blame.initiating.what.find("invalid root") != std::string::npos));
+  CHECK(messages_of(d, "initiating-failure").find("invalid root") == std::string::npos);
+  LogReader r;
+  Diagnosis real = diagnose_paste(
+      "gpu-c07:51233:51301 [2] misc/argcheck.cc:39 NCCL WARN Broadcast : invalid root 9 (root should be in the 0..8 range)\n", &r);
+  REQUIRE(real.blame.found);
+  CHECK(real.blame.initiating.what.find("invalid root 9") != std::string::npos);
+}
+
+TEST_CASE("every example of the heartbeat and Horovod ready-list entries is read by its own entry") {
+  denpex::diag::test::check_examples_read_by_own_entry({"torch.watchdog.stuck", "horovod.stall.ready"});
 }

@@ -149,8 +149,11 @@ TEST_CASE("NCCL WARN lines: mismatch, version mismatch, truncated message, NET/I
       "node-1:39719:39719 [3] init.cu:1197 NCCL WARN Mismatched collective detected, please check your collective calls at and around rank 11. You can use ...\n"
       "node01:21733:21790 [0] init.cc:1463 NCCL WARN Mismatched NCCL version detected : rank 0 version 22602 rank 2 version 22703\n"
       "1: host-2:4827:6900 [4] bootstrap.cc:77 NCCL WARN Message truncated : received 256 bytes instead of 4\n"
-      "host-3:11:12 [0] NCCL WARN NET/IB : collective mismatch error, local size 4096 remote size 8192\n");
-  REQUIRE(r.reported.size() == 4);
+      "host-3:11:12 [0] NCCL WARN NET/IB : collective mismatch error, local size 4096 remote size 8192\n"
+      "host-4:21:22 [1] NCCL WARN NET/IB : collective mismatch error local size 65536 remote 0 addr 7f2b1c400000 rkey 9a100 seq 2/2\n");
+  REQUIRE(r.reported.size() == 5);
+  CHECK(r.reported[4].kind == Reported::Kind::net_mismatch);  // NCCL 2.8's wording
+  CHECK(r.failures.empty());
   CHECK(r.reported[0].kind == Reported::Kind::nccl_mismatch);
   CHECK(r.reported[0].ranks == std::vector<int>{11});
   CHECK(r.reported[1].kind == Reported::Kind::nccl_version);
@@ -461,4 +464,16 @@ TEST_CASE("srun's exit code of a task is read as its exit code") {
   REQUIRE(r.launcher.size() == 1);
   CHECK(r.launcher[0].rank == 3);
   CHECK(r.launcher[0].exitcode == "2");
+}
+
+TEST_CASE("an argument check on a communicator that never initialised is a follow-on, not the rank's own error") {
+  LogReader r = read(
+      "gpu-c07:51233:51301 [2] misc/argcheck.cc:39 NCCL WARN Reduce : invalid root 1 (root should be in the 0..-1 range)\n"
+      "gpu-c07:51233:51301 [2] misc/argcheck.cc:39 NCCL WARN Broadcast : invalid root 0 (root should be in the 0..0 range)\n"
+      "gpu-c07:51233:51301 [2] misc/argcheck.cc:39 NCCL WARN Broadcast : invalid root 4 (root should be in the 0..4 range)\n");
+  REQUIRE(r.failures.size() == 3);
+  CHECK(r.failures[0].kind == Failure::Kind::aborted);
+  CHECK(r.failures[0].evidence.signal == "nccl.warn.uninitialised_comm");
+  CHECK(r.failures[1].kind == Failure::Kind::aborted);
+  CHECK(r.failures[2].kind == Failure::Kind::nccl_warn);  // a root really outside a 4-rank communicator
 }
