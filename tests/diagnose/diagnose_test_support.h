@@ -9,9 +9,18 @@
 #include <string>
 
 #include "diagnose/diagnosis.h"
+#include "evidence/log_reader.h"
 #include "evidence/matcher.h"
 
 namespace denpex::diag::test {
+
+// `text` read whole as one file, "t.log", and finished.
+inline evidence::LogReader read_log(const std::string& text) {
+  evidence::LogReader r;
+  r.read_text(text, "t.log");
+  r.finish();
+  return r;
+}
 
 // The first finding of `d` with `code`; nullptr when there is none.
 inline const DxFinding* find(const Diagnosis& d, const std::string& code) {

@@ -17,13 +17,6 @@ using namespace denpex::evidence;
 
 namespace {
 
-LogReader read(const std::string& text) {
-  LogReader r;
-  r.read_text(text, "t.log");
-  r.finish();
-  return r;
-}
-
 std::string fixture(const std::string& name) {
   std::ifstream in(std::string(DENPEX_DIAGNOSE_FIXTURES) + "/families/" + name);
   std::stringstream ss;
@@ -47,7 +40,7 @@ TEST_CASE("the new entries read their own examples") {
 }
 
 TEST_CASE("Open MPI's end-of-job block: the first process's MPI rank and exit code") {
-  LogReader r = read(kOrteBlock);
+  LogReader r = test::read_log(kOrteBlock);
   REQUIRE(r.launcher.size() == 1);
   CHECK(r.launcher[0].rank == 13);
   CHECK_FALSE(r.launcher[0].local);
@@ -58,7 +51,7 @@ TEST_CASE("Open MPI's end-of-job block: the first process's MPI rank and exit co
 }
 
 TEST_CASE("Open MPI's end-of-job block: Open MPI 5's names, prefixes, a glued line, a cut block") {
-  LogReader r = read(
+  LogReader r = test::read_log(
       "   Process name: [prterun-dgx-a4-20931@1,22]\n"
       "   Exit code:    139\n"
       "2025-03-02 11:04:19 Process name: [[7,1],2] Exit code: 255\n"
@@ -73,7 +66,7 @@ TEST_CASE("Open MPI's end-of-job block: Open MPI 5's names, prefixes, a glued li
 }
 
 TEST_CASE("Open MPI's end-of-job block alone: the rank it names started the failure") {
-  LogReader r = read(fixture("mpirun_first_process.log"));
+  LogReader r = test::read_log(fixture("mpirun_first_process.log"));
   Diagnosis d = diagnose(r);
   CHECK(d.exit_code == 1);
   REQUIRE(d.blame.found);
@@ -82,7 +75,7 @@ TEST_CASE("Open MPI's end-of-job block alone: the rank it names started the fail
 }
 
 TEST_CASE("Open MPI's signal handler: the crashed process by host and pid, or by its tagged rank") {
-  LogReader r = read(
+  LogReader r = test::read_log(
       "[gpu-b12:51877] *** Process received signal ***\n"
       "[gpu-b12:51877] Signal: Segmentation fault (11)\n"
       "[gpu-b12:51877] Signal code: Address not mapped (1)\n"
@@ -106,7 +99,7 @@ TEST_CASE("Open MPI's signal handler: the crashed process by host and pid, or by
 }
 
 TEST_CASE("Open MPI's signal handler alone: that process started the failure, named by host and pid") {
-  LogReader r = read(fixture("ompi_segv_handler.log"));
+  LogReader r = test::read_log(fixture("ompi_segv_handler.log"));
   Diagnosis d = diagnose(r);
   CHECK(d.exit_code == 1);
   REQUIRE(d.blame.found);
@@ -116,7 +109,7 @@ TEST_CASE("Open MPI's signal handler alone: that process started the failure, na
 }
 
 TEST_CASE("torchrun's summary with its fields glued and its names standing alone") {
-  LogReader r = read(fixture("torchrun_flattened.log"));
+  LogReader r = test::read_log(fixture("torchrun_flattened.log"));
   REQUIRE(r.launcher.size() == 1);
   const LauncherEntry& e = r.launcher[0];
   CHECK(e.root_cause);
@@ -134,7 +127,7 @@ TEST_CASE("torchrun's summary with its fields glued and its names standing alone
 }
 
 TEST_CASE("torchrun's summary glued on one line keeps each field apart") {
-  LogReader r = read(
+  LogReader r = test::read_log(
       "Root Cause (first observed failure):\n"
       "[0]:\n"
       "time : 2025-01-20_16:02:11host : node-rank3rank : 11 (local_rank: 3)exitcode : 1 (pid: 9155)\n"

@@ -4,18 +4,12 @@
 #include <algorithm>
 
 #include "evidence/log_reader.h"
+#include "tests/diagnose/diagnose_test_support.h"
 
 using namespace denpex;
 using namespace denpex::evidence;
 
 namespace {
-
-LogReader read(const std::string& text) {
-  LogReader r;
-  r.read_text(text, "t.log");
-  r.finish();
-  return r;
-}
 
 const Fact* fact(const LogReader& r, Fact::Kind k) {
   for (const auto& f : r.facts)
@@ -26,7 +20,7 @@ const Fact* fact(const LogReader& r, Fact::Kind k) {
 }  // namespace
 
 TEST_CASE("watchdog: new format with PG GUID, old without NumelIn, oldest without SeqNum") {
-  LogReader r = read(
+  LogReader r = denpex::diag::test::read_log(
       "[rank13]:[E218 04:54:22.864467604 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective operation timeout: "
       "WorkNCCL(SeqNum=216, OpType=ALLTOALL_BASE, NumelIn=1379328, NumelOut=1572864, Timeout(ms)=600000) ran for 600045 ms\n"
       "[rank13]:[E218 04:54:22.864535778 ProcessGroupNCCL.cpp:1795] [PG ID 11 PG GUID 119(tp) Rank 1] Exception (either an "
@@ -59,7 +53,7 @@ TEST_CASE("watchdog: new format with PG GUID, old without NumelIn, oldest withou
 }
 
 TEST_CASE("DETAIL fingerprints: both sides, the old 'inconsistent collective' form, comma-less SequenceNumber") {
-  LogReader r = read(
+  LogReader r = denpex::diag::test::read_log(
       "[rank1]: RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective: "
       "CollectiveFingerPrint(SequenceNumber=3104, OpType=ALLREDUCE, TensorShape=[195812480], TensorDtypes=BFloat16, "
       "TensorDeviceTypes=TensorOptions(dtype=float (default), device=cuda)), but Rank 0 is running collective: "
@@ -94,7 +88,7 @@ TEST_CASE("DETAIL fingerprints: both sides, the old 'inconsistent collective' fo
 }
 
 TEST_CASE("DETAIL fingerprints: a side cut off by the end of the line is quoted to there") {
-  LogReader r = read(
+  LogReader r = denpex::diag::test::read_log(
       "Rank 1 is running collective: CollectiveFingerPrint(SequenceNumber=7, OpType=ALLREDUCE, TensorShape=[8], "
       "TensorDeviceTypes=TensorOptions(dtype=float (default)), but Rank 0 is running collective: "
       "CollectiveFingerPrint(SequenceNumber=7, OpType=ALLREDUCE, TensorShape=[9], TensorDevic\n");
@@ -105,7 +99,7 @@ TEST_CASE("DETAIL fingerprints: a side cut off by the end of the line is quoted 
 }
 
 TEST_CASE("desync debug report names who never joined") {
-  LogReader r = read(
+  LogReader r = denpex::diag::test::read_log(
       "[rank0]:[E ProcessGroupNCCL.cpp:1123] [Rank 0] Desync report:\n"
       "\t - To our best knowledge, the lagging/dead/mismatched ranks that caused the desync are:\n"
       "\t   - [3] finished collective #10, but didn't join collective #11 (count from 1)\n"
@@ -119,7 +113,7 @@ TEST_CASE("desync debug report names who never joined") {
 }
 
 TEST_CASE("fr_trace: errors with culprit lines, missing ranks") {
-  LogReader r = read(
+  LogReader r = denpex::diag::test::read_log(
       "Collective sequence number: 12 has errors\n"
       "group info: 0:default_pg\n"
       "collective: nccl:all_reduce\n"
@@ -145,7 +139,7 @@ TEST_CASE("fr_trace: errors with culprit lines, missing ranks") {
 }
 
 TEST_CASE("NCCL WARN lines: mismatch, version mismatch, truncated message, NET/IB mismatch") {
-  LogReader r = read(
+  LogReader r = denpex::diag::test::read_log(
       "node-1:39719:39719 [3] init.cu:1197 NCCL WARN Mismatched collective detected, please check your collective calls at and around rank 11. You can use ...\n"
       "node01:21733:21790 [0] init.cc:1463 NCCL WARN Mismatched NCCL version detected : rank 0 version 22602 rank 2 version 22703\n"
       "1: host-2:4827:6900 [4] bootstrap.cc:77 NCCL WARN Message truncated : received 256 bytes instead of 4\n"
@@ -168,7 +162,7 @@ TEST_CASE("NCCL WARN lines: mismatch, version mismatch, truncated message, NET/I
 }
 
 TEST_CASE("version, driver, plugin and settings lines") {
-  LogReader r = read(
+  LogReader r = denpex::diag::test::read_log(
       "NCCL version 2.20.5+cuda12.4\n"
       "node01:1:1 [0] NCCL INFO NCCL version 2.26.2+cuda12.2\n"
       "node01:1:1 [0] NCCL INFO cudaDriverVersion 12040\n"
@@ -192,7 +186,7 @@ TEST_CASE("version, driver, plugin and settings lines") {
 }
 
 TEST_CASE("Python tracebacks: ABI, driver, stub, NVML, OOM, rank code") {
-  LogReader r = read(
+  LogReader r = denpex::diag::test::read_log(
       "[rank0]: ImportError: /opt/venv/lib/python3.10/site-packages/torch/lib/libtorch_cuda.so: undefined symbol: ncclCommRegister\n"
       "[rank1]: RuntimeError: The NVIDIA driver on your system is too old (found version 11040).\n"
       "[rank2]: RuntimeError: CUDA driver version is insufficient for CUDA runtime version\n"
@@ -226,7 +220,7 @@ TEST_CASE("Python tracebacks: ABI, driver, stub, NVML, OOM, rank code") {
 }
 
 TEST_CASE("torchrun ChildFailedError summary") {
-  LogReader r = read(
+  LogReader r = denpex::diag::test::read_log(
       "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
       "============================================================\n"
       "train.py FAILED\n"
@@ -271,7 +265,7 @@ TEST_CASE("COLL: NCCL 2.4 Init without busId/commId, glued records, a wrapped re
       "b:2:2 [1] NCCL INFO Broadcast: opCount 1 sendbuff 0x1 recvbuff 0x1\n"
       "some other output\n"
       "count 8 datatype 0 op 0 root 0 comm 0x20 [nranks=2] stream 0x5\n";
-  LogReader r = read(text);
+  LogReader r = denpex::diag::test::read_log(text);
   CHECK(r.coll_calls == 4);
   CHECK(r.unreadable.count == 0);
   REQUIRE(r.coll.sequences.size() == 2);
@@ -282,7 +276,7 @@ TEST_CASE("COLL: NCCL 2.4 Init without busId/commId, glued records, a wrapped re
 }
 
 TEST_CASE("lines that look like records but cannot be read are counted and sampled") {
-  LogReader r = read(
+  LogReader r = denpex::diag::test::read_log(
       "a:1:1 [0] NCCL INFO AllReduce: opCount zz sendbuff 0x1 recvbuff 0x1 count 1 datatype 7 op 0 root 0 comm 0x10 [nranks=2] stream 0x5\n"
       "a:1:1 [0] NCCL INFO AllReduce: opCount 1 sendbuff 0x1 recvbuff 0x1 count 1 datatype 7 op 0 root 0 comm 0x10 [nranks=2147483648] stream 0x5\n"
       "a:1:1 [0] NCCL INFO comm 0x10 rank 5 nranks 2147483648 cudaDev 0 - Init COMPLETE\n");
@@ -297,14 +291,14 @@ TEST_CASE("binary data and a 1 MB line: bounded, counted, no crash") {
   for (int i = 0; i < 200000; ++i) bin.push_back(static_cast<char>((i * 131) % 256));
   std::string longline(1 << 20, 'x');
   longline += " NCCL INFO AllReduce: opCount 0\n";
-  LogReader r = read(bin + "\n" + longline + "ok line\n");
+  LogReader r = denpex::diag::test::read_log(bin + "\n" + longline + "ok line\n");
   CHECK(r.lines >= 3);
   CHECK(r.unreadable.count >= 1);
   for (const auto& s : r.unreadable.samples) CHECK(s.text.size() <= kEvidenceChars);
 }
 
 TEST_CASE("NCCL RAS: different operation counts, the outlier ranks and their counts") {
-  LogReader r = read(
+  LogReader r = denpex::diag::test::read_log(
       "Warnings\n"
       "========\n"
       "\n"
@@ -324,7 +318,7 @@ TEST_CASE("NCCL RAS: different operation counts, the outlier ranks and their cou
 }
 
 TEST_CASE("records cut right after their tags do not throw (fuzzer finds)") {
-  LogReader r = read(
+  LogReader r = denpex::diag::test::read_log(
       "[rank0]:[E321 02:07:08.4 ProcessGroupNCCL.cpp:607] [PG WorkNCCL(SeqNum=1, OpType=ALLREDUCE\n"
       "[rank0]: lagging ranks that caused this timeout - [5\n"
       "[E ProcessGroupNCCL.cpp:1] [PG 3 Rank 1] last enqueued NCCL work: 9\n");
@@ -333,7 +327,7 @@ TEST_CASE("records cut right after their tags do not throw (fuzzer finds)") {
 }
 
 TEST_CASE("srun names the task the cgroup OOM handler killed: that task's own failure, with its host") {
-  LogReader r = read(
+  LogReader r = denpex::diag::test::read_log(
       "slurmstepd: error: Detected 1 oom_kill event in StepId=4411.0. Some of the step tasks have been OOM Killed.\n"
       "srun: error: gpu-n07: task 3: Out Of Memory\n"
       "srun: error: gpu-n07: task 2: Killed\n");
@@ -349,7 +343,7 @@ TEST_CASE("srun names the task the cgroup OOM handler killed: that task's own fa
 // Formats of pytorch/pytorch#75512, NJU-PCALab/STAR#44, deepspeedai/DeepSpeed#4488,
 // NVIDIA/nccl#1928 and InternLM/lmdeploy#3258 (tests/diagnose/SOURCES.md), with our own values.
 TEST_CASE("DDP's param check names both ranks; a traceback frame of it is no mismatch") {
-  LogReader r = read(
+  LogReader r = denpex::diag::test::read_log(
       "[rank1]:     return dist._verify_params_across_processes(process_group, tensors, logger)\n"
       "[rank1]: RuntimeError: DDP expects same model across all ranks, but Rank 1 has 96 params, while rank 0 has "
       "inconsistent 0 params.\n");
@@ -359,7 +353,7 @@ TEST_CASE("DDP's param check names both ranks; a traceback frame of it is no mis
 }
 
 TEST_CASE("a rank that passed monitoredBarrier names the rank it got errors from") {
-  LogReader r = read(
+  LogReader r = denpex::diag::test::read_log(
       "[E ProcessGroupGloo.cpp:138] Rank 5 successfully reached monitoredBarrier, but received errors while waiting "
       "for send/recv from rank 0. Please check rank 0 logs for faulty rank.\n");
   REQUIRE(r.failures.size() == 1);
@@ -368,7 +362,7 @@ TEST_CASE("a rank that passed monitoredBarrier names the rank it got errors from
 }
 
 TEST_CASE("a network error's own 'Error: N' is no exception; terminate's announcement is not the failure") {
-  LogReader r = read(
+  LogReader r = denpex::diag::test::read_log(
       "terminate called after throwing an instance of 'c10::DistBackendError'\n"
       "  what():  [PG ID 0 PG GUID 0(default_pg) Rank 4] Process group watchdog thread terminated with exception: CUDA "
       "error: an illegal memory access was encountered\n"
@@ -391,7 +385,7 @@ TEST_CASE("a network error's own 'Error: N' is no exception; terminate's announc
 // The forms of NVIDIA/nccl#795, deepspeedai/DeepSpeed#6875 and OpenRLHF/OpenRLHF#621
 // (tests/diagnose/SOURCES.md); our own values.
 TEST_CASE("a line that says the peer went away names it: NCCL's socket errors and a flushed IB receive") {
-  LogReader r = read(
+  LogReader r = denpex::diag::test::read_log(
       "gpu-q2:6100:6188 [1] misc/socket.cc:518 NCCL WARN Net : Call to recv from 10.9.0.44<51200> failed : Broken pipe\n"
       "gpu-q2:6100:6150 [1] misc/socket.cc:538 NCCL WARN Net : Connection closed by remote peer gpu-q9.rack4<39012>\n"
       "gpu-q3:711:790 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer 10.9.0.61<4410> with error 5, "
@@ -413,7 +407,7 @@ TEST_CASE("a line that says the peer went away names it: NCCL's socket errors an
 
 TEST_CASE("a rank's 'Last error:' quoting a WARN of an NCCL header ties that header's process to the rank") {
   std::string warn = "NET/IB: Got completion from peer 10.2.0.8<3001> with status=5 opcode=0 len=0 vendor err 249 (Recv) hca mlx5_0";
-  LogReader r = read("c0ntainer9:4410:4499 [1] ib_plugin.c:1673 NCCL WARN " + warn + "\n" +
+  LogReader r = denpex::diag::test::read_log("c0ntainer9:4410:4499 [1] ib_plugin.c:1673 NCCL WARN " + warn + "\n" +
                      "[rank5]:[E0101 01:02:03.000000001 ProcessGroupNCCL.cpp:541] [Rank 5] found async exception when checking "
                      "for NCCL errors: NCCL error: remote process exited or there was a network error, NCCL version 2.22.3\n"
                      "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.\n"
@@ -426,7 +420,7 @@ TEST_CASE("a rank's 'Last error:' quoting a WARN of an NCCL header ties that hea
     CHECK(f.kind == Failure::Kind::aborted);
   }
   // The device in the header ([1]) is not the rank; without the quote nothing ties them.
-  LogReader apart = read("c0ntainer9:4410:4499 [1] ib_plugin.c:1673 NCCL WARN " + warn + "\n" +
+  LogReader apart = denpex::diag::test::read_log("c0ntainer9:4410:4499 [1] ib_plugin.c:1673 NCCL WARN " + warn + "\n" +
                          "[rank5]:[E0101 01:02:03.000000001 ProcessGroupNCCL.cpp:541] [Rank 5] found async exception when "
                          "checking for NCCL errors: NCCL error: remote process exited or there was a network error\n");
   REQUIRE(apart.failures.size() == 2);
@@ -435,7 +429,7 @@ TEST_CASE("a rank's 'Last error:' quoting a WARN of an NCCL header ties that hea
 }
 
 TEST_CASE("Ray's raylet names the worker that died; a collective's async NCCL error is no timeout") {
-  LogReader r = read(
+  LogReader r = denpex::diag::test::read_log(
       "(raylet) A worker died or was killed while executing a task by an unexpected system error. Worker ID: 0a1b Node ID: "
       "2c3d Worker IP address: 10.1.7.3 Worker port: 10002 Worker PID: 4321 Worker exit type: SYSTEM_ERROR Worker exit "
       "detail: Worker unexpectedly exits with a connection error code 2. End of file.\n"
@@ -460,14 +454,14 @@ TEST_CASE("Ray's raylet names the worker that died; a collective's async NCCL er
 }
 
 TEST_CASE("srun's exit code of a task is read as its exit code") {
-  LogReader r = read("srun: error: hpc-a4: task 3: Exited with exit code 2\n");
+  LogReader r = denpex::diag::test::read_log("srun: error: hpc-a4: task 3: Exited with exit code 2\n");
   REQUIRE(r.launcher.size() == 1);
   CHECK(r.launcher[0].rank == 3);
   CHECK(r.launcher[0].exitcode == "2");
 }
 
 TEST_CASE("an argument check on a communicator that never initialised is a follow-on, not the rank's own error") {
-  LogReader r = read(
+  LogReader r = denpex::diag::test::read_log(
       "gpu-c07:51233:51301 [2] misc/argcheck.cc:39 NCCL WARN Reduce : invalid root 1 (root should be in the 0..-1 range)\n"
       "gpu-c07:51233:51301 [2] misc/argcheck.cc:39 NCCL WARN Broadcast : invalid root 0 (root should be in the 0..0 range)\n"
       "gpu-c07:51233:51301 [2] misc/argcheck.cc:39 NCCL WARN Broadcast : invalid root 4 (root should be in the 0..4 range)\n");
