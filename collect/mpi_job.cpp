@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "collect/forwarded_output.h"
 #include "probe/monotonic_clock.h"
 
 namespace denpex {
@@ -414,9 +415,25 @@ int MpiJob::hear_verdict(double until, std::string* note) {
 
 void MpiJob::abort_job(int code) {
   std::fflush(nullptr);
+  // mpiexec.hydra stops forwarding output once the abort reaches it: the report must have left
+  // this rank's pipes first (collect/forwarded_output.h).
+  wait_for_forwarded_output();
   // The launcher ends every rank; MPI_Abort returns only when it could not reach it.
   api_->abort(code);
   ::_exit(code);
+}
+
+void MpiJob::wait_for_forwarded_output() const {
+  const double until = monotonic_seconds() + kOutputDrainWait;
+  for (int fd : {STDOUT_FILENO, STDERR_FILENO}) {
+    if (wait_until_read(fd, until) != DrainStatus::timed_out) continue;
+    std::fprintf(stderr,
+                 "denpex-probe: rank %d: the launcher had not read this rank's %s within %.0f s "
+                 "(a stopped or overloaded launcher); ending the job anyway: the report may not "
+                 "reach the job's output (a --json file holds it whole)\n",
+                 rank_, fd == STDOUT_FILENO ? "stdout" : "stderr", kOutputDrainWait);
+    return;
+  }
 }
 
 void MpiJob::finish(int code) {
@@ -434,6 +451,7 @@ void MpiJob::finish(int code) {
       // MPI_Finalize would wait for the rank that is gone. Rank 0's MPI_Abort ends this rank;
       // if the launcher never does, leave with the verdict.
       std::fflush(nullptr);
+      wait_for_forwarded_output();
       const double until = monotonic_seconds() + kAbortWait;
       while (monotonic_seconds() < until) ::usleep(50 * 1000);
       ::_exit(code);

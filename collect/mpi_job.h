@@ -55,6 +55,9 @@ enum class JobEnd {
 
 // How long a rank told that rank 0 aborts waits for the launcher before it leaves by itself.
 constexpr double kAbortWait = 20.0;
+// Before it ends the job, how long a rank waits for the launcher to read what it printed
+// (collect/forwarded_output.h): past --timeout only when the launcher itself is stopped.
+constexpr double kOutputDrainWait = 2.0;
 // Step 4: how long rank 0 waits for every rank to confirm the verdict (they are alive and
 // polling, so they answer at once; one that is only slow costs an abort with the same exit
 // code, not a wrong one); a rank waits twice that for rank 0's word to finalize.
@@ -108,9 +111,13 @@ class MpiJob {
   // kAbortWait for the launcher to end this rank, then _exit(code). stdio is flushed first.
   void finish(int code);
 
-  // MPI_Abort with `code` after flushing stdio; _exit(code) when MPI_Abort fails. For a rank
+  // MPI_Abort with `code` after flushing stdio and waiting for the launcher to read it
+  // (wait_for_forwarded_output); _exit(code) when MPI_Abort fails. For a rank
   // that cannot finish the protocol (a failed MPI call).
   [[noreturn]] void abort_job(int code);
+  // Waits up to kOutputDrainWait until the launcher has read this rank's stdout and stderr
+  // pipes; says so on stderr when it has not.
+  void wait_for_forwarded_output() const;
 
   JobEnd end() const { return end_; }
   // Step 4's wait (kConfirmWait), shorter in unit tests.
