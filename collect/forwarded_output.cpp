@@ -22,14 +22,4 @@ DrainStatus wait_until_read(int fd, double deadline) {
   }
 }
 
-const char* drain_status_name(DrainStatus s) {
-  switch (s) {
-    case DrainStatus::drained: return "drained";
-    case DrainStatus::not_a_pipe: return "not a pipe";
-    case DrainStatus::timed_out: return "timed out";
-    case DrainStatus::error: return "error";
-  }
-  return "unknown";
-}
-
 }  // namespace denpex

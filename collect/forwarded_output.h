@@ -22,7 +22,4 @@ enum class DrainStatus {
 // Returns how it ended (above).
 DrainStatus wait_until_read(int fd, double deadline);
 
-// Name of the status, for messages and tests ("drained", "timed out", ...).
-const char* drain_status_name(DrainStatus s);
-
 }  // namespace denpex

@@ -414,7 +414,6 @@ int MpiJob::hear_verdict(double until, std::string* note) {
 }
 
 void MpiJob::abort_job(int code) {
-  std::fflush(nullptr);
   // mpiexec.hydra stops forwarding output once the abort reaches it: the report must have left
   // this rank's pipes first (collect/forwarded_output.h).
   wait_for_forwarded_output();
@@ -424,6 +423,7 @@ void MpiJob::abort_job(int code) {
 }
 
 void MpiJob::wait_for_forwarded_output() const {
+  std::fflush(nullptr);
   const double until = monotonic_seconds() + kOutputDrainWait;
   for (int fd : {STDOUT_FILENO, STDERR_FILENO}) {
     if (wait_until_read(fd, until) != DrainStatus::timed_out) continue;
@@ -450,7 +450,6 @@ void MpiJob::finish(int code) {
     case JobEnd::await_abort: {
       // MPI_Finalize would wait for the rank that is gone. Rank 0's MPI_Abort ends this rank;
       // if the launcher never does, leave with the verdict.
-      std::fflush(nullptr);
       wait_for_forwarded_output();
       const double until = monotonic_seconds() + kAbortWait;
       while (monotonic_seconds() < until) ::usleep(50 * 1000);

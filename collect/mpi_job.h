@@ -115,8 +115,8 @@ class MpiJob {
   // (wait_for_forwarded_output); _exit(code) when MPI_Abort fails. For a rank
   // that cannot finish the protocol (a failed MPI call).
   [[noreturn]] void abort_job(int code);
-  // Waits up to kOutputDrainWait until the launcher has read this rank's stdout and stderr
-  // pipes; says so on stderr when it has not.
+  // Flushes stdio, then waits up to kOutputDrainWait until the launcher has read this rank's
+  // stdout and stderr pipes; says so on stderr when it has not.
   void wait_for_forwarded_output() const;
 
   JobEnd end() const { return end_; }

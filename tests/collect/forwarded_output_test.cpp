@@ -81,5 +81,4 @@ TEST_CASE("a file is not a pipe, a closed descriptor is an error") {
   ::close(fds[0]);
   ::close(fds[1]);
   CHECK(wait_until_read(fds[1], monotonic_seconds() + 5) == DrainStatus::error);
-  CHECK(std::string(denpex::drain_status_name(DrainStatus::timed_out)) == "timed out");
 }
