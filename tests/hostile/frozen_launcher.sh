@@ -33,7 +33,8 @@ FREEZE_AT=3.5
 NOT_READ='the launcher had not read this rank'
 failures=0
 
-# run_once LAUNCHER FREEZE_SECONDS DIR: sets rc and secs.
+# run_once LAUNCHER FREEZE_SECONDS DIR: sets rc, secs, and problem (empty when a launcher
+# process was found and frozen).
 run_once() {
   local launcher=$1 freeze=$2 d=$3 job frozen t0 cmd
   cmd="(sleep 2.5; kill -STOP \$\$) & exec '$probe' --timeout 300 --json '$d/report.json'"
@@ -59,7 +60,8 @@ run_once() {
   wait "$job"
   rc=$?
   secs=$(awk -v a="$t0" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')
-  [ -n "$frozen" ] || echo "no launcher process to freeze was found"
+  problem=""
+  [ -n "$frozen" ] || problem="no launcher process to freeze was found"
 }
 
 for ((i = 1; i <= runs; i++)); do
@@ -69,9 +71,7 @@ for ((i = 1; i <= runs; i++)); do
       mkdir -p "$d"
       freeze=1.2
       [ "$c" = long ] && freeze=4
-      problem=$(run_once "$launcher" "$freeze" "$d"; echo "rc=$rc secs=$secs")
-      rc=${problem##*rc=}; rc=${rc%% *}; secs=${problem##*secs=}
-      problem=${problem%rc=*}
+      run_once "$launcher" "$freeze" "$d"
       if [ -z "$problem" ]; then
         if [ "$rc" != 1 ]; then
           problem="exit $rc, expected 1"
