@@ -31,13 +31,20 @@ const evidence::Signal* signal_of(const std::vector<Evidence>& ev) {
     if (const evidence::Signal* s = signal_named(e.signal)) return s;
   return nullptr;
 }
-std::string verify_of(const char* id) {
+ShellCommand diagnose_stdin() { return command_or({"denpex-probe", "diagnose", "-"}, "denpex-probe diagnose -"); }
+ShellCommand verify_of(const char* id) {
   const evidence::Signal* s = signal_named(id);
-  return s ? evidence::expand_verify(s->verify) : std::string("denpex-probe diagnose -");
+  return s ? evidence::verify_command(s->verify) : diagnose_stdin();
 }
 // Asked for when a finding needs it: a value at namespace scope would compile the whole signal
 // library when the program starts, in every mode (each gate rank included), not only diagnose.
-std::string collective_verify() { return verify_of("nccl.coll"); }
+// Verify text a person completes (a placeholder for their own launch command): not a command.
+ShellCommand prose_command(const char* text) {
+  ShellCommand c;
+  c.text = text;
+  return c;
+}
+ShellCommand collective_verify() { return verify_of("nccl.coll"); }
 const char* kCollectiveFix =
     "make every rank issue the same collectives in the same order with the same sizes on this process group: look "
     "for a rank-dependent branch, a skipped backward or unused parameter, uneven batches or data-dependent shapes "
@@ -50,7 +57,7 @@ std::vector<DxFinding> judge_saved_records(const std::vector<ConfigGroup>& group
   std::vector<DxFinding> out;
   for (auto& f : judge(groups, {}, JudgeOptions{})) {
     DxFinding x;
-    x.verify = gate_verify(f.hosts);
+    set_gate_verify(&x, f.hosts);
     for (const auto& p : paths)
       if (x.evidence.size() < 4) x.evidence.push_back(Evidence{p, 1, "saved rank record"});
     x.f = std::move(f);
@@ -59,10 +66,28 @@ std::vector<DxFinding> judge_saved_records(const std::vector<ConfigGroup>& group
   return out;
 }
 
-std::string gate_verify(const std::vector<std::string>& hosts) {
-  if (hosts.empty()) return "srun --mpi=pmix --ntasks-per-node=1 denpex-probe   (or mpirun --map-by ppr:1:node denpex-probe) on the job's nodes";
-  return fmt::format("mpirun -np {} -H {} --map-by ppr:1:node denpex-probe   (or srun --mpi=pmix -w {} --ntasks-per-node=1 denpex-probe)",
-                     hosts.size(), fmt::join(hosts, ","), fmt::join(hosts, ","));
+void set_gate_verify(DxFinding* x, const std::vector<std::string>& hosts) {
+  GateVerify g = gate_verify(hosts);
+  x->verify = std::move(g.verify);
+  x->verify_or = std::move(g.verify_or);
+}
+
+GateVerify gate_verify(const std::vector<std::string>& hosts) {
+  GateVerify g;
+  if (hosts.empty()) {
+    // No host is named: the same check on the job's own nodes, inside its allocation.
+    g.verify = command_or({"srun", "--mpi=pmix", "--ntasks-per-node=1", "denpex-probe"}, "");
+    g.verify_or = command_or({"mpirun", "--map-by", "ppr:1:node", "denpex-probe"}, "");
+    return g;
+  }
+  // Host names come from the input (a log line, a saved rank record): they are words of the
+  // command, quoted by the one renderer; a name that cannot be quoted safely gives no command.
+  std::string list = fmt::format("{}", fmt::join(hosts, ","));
+  const std::string unsafe = "the gate on the hosts named above (a host name holds characters that cannot be put in a command)";
+  g.verify = command_or({"mpirun", "-np", std::to_string(hosts.size()), "-H", list, "--map-by", "ppr:1:node", "denpex-probe"},
+                        unsafe);
+  g.verify_or = command_or({"srun", "--mpi=pmix", "-w", list, "--ntasks-per-node=1", "denpex-probe"}, unsafe);
+  return g;
 }
 
 namespace {
@@ -619,25 +644,25 @@ DxFinding initiating_finding(const BlameResult& b, const std::vector<Fact>& fact
       f.fix = fmt::format("set {} as the PyTorch message suggests (fragmentation), or lower the memory use of {} "
                           "(batch size, sequence length, activation checkpointing); the other ranks only waited for it",
                           setting, party_subject(p));
-      d.verify = "denpex-probe diagnose -";
+      d.verify = diagnose_stdin();
       break;
     }
     case Failure::Kind::nccl_warn:
       f.fix = "the NCCL error on this rank came first: check that every rank runs the same NCCL (the gate), then the "
               "network between the hosts; the other ranks failed because this one did";
-      d.verify = gate_verify(p.hosts);
+      set_gate_verify(&d, p.hosts);
       break;
     default:
       f.fix = fmt::format("fix the error raised on {} (the evidence lines); the other ranks failed only because it did",
                           party_subject(p));
-      d.verify = "denpex-probe diagnose -";
+      d.verify = diagnose_stdin();
       break;
   }
   if (const evidence::Signal* s = signal_of(p.evidence)) {
     std::string hint = p.kind == Failure::Kind::oom && !p.hint.empty() ? fmt::format(" (the message suggests {})", p.hint) : "";
     f.fix = fmt::format("{}: {}{}{}; the other ranks failed only because it did", party_subject(p), s->fix,
                         settings_shown(s->fix, facts), hint);
-    d.verify = evidence::expand_verify(s->verify);
+    d.verify = evidence::verify_command(s->verify);
     // A fault of the node or fabric is named as one: the error text alone ("Cuda failure 1
     // 'invalid argument'") does not say it was the NVLS or IB transport.
     if (s->role == "fault") f.message += "; " + s->summary;
@@ -666,7 +691,8 @@ DxFinding alike_finding(const BlameResult& b, const std::vector<Fact>& facts) {
                             party_subject(p), p.what);
   d.evidence = p.evidence;
   f.fix = s ? s->fix + settings_shown(s->fix, facts) : "check the network fabric between these hosts";
-  d.verify = s ? evidence::expand_verify(s->verify) : gate_verify(p.hosts);
+  if (s) d.verify = evidence::verify_command(s->verify);
+  else set_gate_verify(&d, p.hosts);
   return d;
 }
 
@@ -707,7 +733,7 @@ std::vector<Divergence> environment_findings(const LogReader& r, std::vector<DxF
     DxFinding x;
     x.f = std::move(jf.finding);
     x.evidence = std::move(jf.evidence);
-    x.verify = gate_verify(x.f.hosts);
+    set_gate_verify(&x, x.f.hosts);
     if (x.f.severity == Severity::error)
       environment.push_back(Divergence{x.f.ranks, x.f.hosts, jf.processes, x.f.message, x.evidence});
     out->push_back(std::move(x));
@@ -765,7 +791,7 @@ void unused_input_findings(const LogReader& r, std::vector<DxFinding>* out) {
     x.f.fix = "pass the logs as the processes wrote them (NCCL_DEBUG_FILE=/path/nccl.%h.%p.log gives one unwrapped file "
               "per process) rather than a terminal copy";
     x.evidence = r.unreadable.samples;
-    x.verify = "NCCL_DEBUG=INFO NCCL_DEBUG_FILE=/tmp/nccl.%h.%p.log <your launch command>; then denpex-probe diagnose /tmp/nccl.*.log";
+    x.verify = prose_command("NCCL_DEBUG=INFO NCCL_DEBUG_FILE=/tmp/nccl.%h.%p.log <your launch command>; then denpex-probe diagnose /tmp/nccl.*.log");
     out->push_back(std::move(x));
   }
   for (const auto& st : r.coll.stats) {
@@ -787,7 +813,7 @@ void unused_input_findings(const LogReader& r, std::vector<DxFinding>* out) {
     x.f.fix = "write each process's log to its own file (NCCL_DEBUG_FILE=/path/nccl.%h.%p.log) so no line is lost";
     for (const auto& [fi, line] : st.lost_after)
       x.evidence.push_back(Evidence{static_cast<size_t>(fi) < r.files.size() ? r.files[static_cast<size_t>(fi)] : "", line, ""});
-    x.verify = "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL NCCL_DEBUG_FILE=/tmp/nccl.%h.%p.log <your launch command>";
+    x.verify = prose_command("NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL NCCL_DEBUG_FILE=/tmp/nccl.%h.%p.log <your launch command>");
     out->push_back(std::move(x));
   }
 }
@@ -846,7 +872,7 @@ void set_verdict(Diagnosis* d, const LogReader& r, const WatchSummary& ws, const
   x.f.severity = Severity::warning;
   x.f.message = why;
   x.f.fix = why.substr(why.rfind(": ") == std::string::npos ? 0 : why.rfind(": ") + 2);
-  x.verify = "denpex-probe diagnose <every rank's log, the launcher's output>";
+  x.verify = prose_command("denpex-probe diagnose <every rank's log, the launcher's output>");
   d->findings.push_back(std::move(x));
 }
 
@@ -921,7 +947,9 @@ json diagnosis_json(const Diagnosis& d, const LogReader& r) {
   for (const auto& x : d.findings) {
     json f = x.f;
     f["evidence"] = evidence_json(x.evidence);
-    f["verify"] = x.verify;
+    f["verify"] = x.verify.text;
+    f["verify_argv"] = command_json(x.verify)["argv"];
+    if (!x.verify_or.text.empty()) f["verify_or"] = command_json(x.verify_or);
     findings.push_back(f);
     (x.f.severity == Severity::error ? errors : warnings)++;
   }
@@ -1009,7 +1037,8 @@ std::string render_diagnosis(const Diagnosis& d, const LogReader& r) {
     if (!f.found.empty()) out += fmt::format("  found:    {}\n", f.found);
     for (const auto& e : x.evidence)
       out += fmt::format("  evidence: {}:{}: {}\n", e.file, e.line, e.text);
-    out += fmt::format("  fix:    {}\n  verify: {}\n", f.fix, x.verify);
+    out += fmt::format("  fix:    {}\n  verify: {}\n", f.fix, x.verify.text);
+    if (!x.verify_or.text.empty()) out += fmt::format("      or: {}\n", x.verify_or.text);
   }
   out += fmt::format("\ninput: {} file{}, {} lines, {} records, {} collective calls, {} unreadable\n", r.files.size(),
                      r.files.size() == 1 ? "" : "s", r.lines, r.records, r.coll_calls, r.unreadable.count);

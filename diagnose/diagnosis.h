@@ -11,6 +11,7 @@
 
 #include "compare/finding.h"
 #include "compare/group.h"
+#include "compare/shell_command.h"
 #include "diagnose/blame.h"
 #include "diagnose/facts_judge.h"
 
@@ -20,7 +21,8 @@ struct DxFinding {
   Finding f;
   std::vector<Evidence> evidence;   // file, line, text; text may be empty for a collective call
                                     // line (not kept in memory): fill_evidence_text() fetches it
-  std::string verify;               // a command that confirms the fix
+  ShellCommand verify;              // a command that confirms the fix (compare/shell_command.h)
+  ShellCommand verify_or;           // another form of it (srun for mpirun); text empty when none
 };
 
 struct Diagnosis {
@@ -47,8 +49,14 @@ void add_findings(Diagnosis* d, std::vector<DxFinding> more);
 // rules as `compare` would, as findings whose evidence names the files. Never throws.
 std::vector<DxFinding> judge_saved_records(const std::vector<ConfigGroup>& groups, const std::vector<std::string>& paths);
 
-// The gate on the hosts a finding names, as its `verify` command.
-std::string gate_verify(const std::vector<std::string>& hosts);
+// The gate on the hosts a finding names, as its `verify` command (mpirun) and the same under
+// srun. A host name that cannot be quoted safely into a command gives constant text with argv
+// empty instead: nothing from the input is printed as a command.
+struct GateVerify {
+  ShellCommand verify, verify_or;
+};
+GateVerify gate_verify(const std::vector<std::string>& hosts);
+void set_gate_verify(DxFinding* x, const std::vector<std::string>& hosts);
 
 // The cluster report with the contract's diagnose additions, plus "inputs" (files, lines,
 // records, unreadable lines with samples, notes).

@@ -236,6 +236,7 @@ nlohmann::json signal_json(const Signal& s) {
           {"rerun_with", rerun_variables(s.tells_apart)},
           {"fix", s.fix},
           {"verify", expand_verify(s.verify)},
+          {"verify_argv", command_json(verify_command(s.verify))["argv"]},
           {"example", s.examples.empty() ? std::string() : s.examples.front()}};
 }
 

@@ -162,12 +162,8 @@ const SignalTable& builtin_signals() {
   return table;
 }
 
-std::string expand_verify(const std::string& verify) {
-  std::string out = verify;
-  const std::string token = "@RECORDER@";
-  size_t at = out.find(token);
-  if (at != std::string::npos) out.replace(at, token.size(), DENPEX_RECORDER_PATH);
-  return out;
-}
+ShellCommand verify_command(const std::string& verify) { return authored_command(verify, DENPEX_RECORDER_PATH); }
+
+std::string expand_verify(const std::string& verify) { return verify_command(verify).text; }
 
 }  // namespace denpex::evidence

@@ -25,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include "compare/shell_command.h"
+
 namespace denpex::evidence {
 
 // Named fields a pattern may capture.
@@ -71,7 +73,10 @@ const SignalTable& builtin_signals();
 // The table's text as compiled in.
 const std::string& builtin_signal_text();
 
-// The recorder's installed path, which verify commands name with the token @RECORDER@.
+// A verify line of the library as a command (compare/shell_command.h authored_command), the
+// recorder's installed path (the token @RECORDER@) quoted like any word; expand_verify is its
+// text.
+ShellCommand verify_command(const std::string& verify);
 std::string expand_verify(const std::string& verify);
 
 }  // namespace denpex::evidence

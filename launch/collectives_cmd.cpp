@@ -1,3 +1,4 @@
+#include "compare/terminal_text.h"
 #include "launch/collectives_cmd.h"
 
 #include <algorithm>
@@ -16,6 +17,11 @@
 #include "evidence/recorders.h"
 
 namespace denpex {
+
+namespace {
+// A message naming an input, as one line of stderr: the input's bytes shown, never obeyed.
+std::string line(const std::string& s) { return terminal_text(s, LineBreaks::escape); }
+}  // namespace
 
 namespace {
 
@@ -106,18 +112,18 @@ int run(const CollectivesOptions& o) {
   CollectivesInputs inputs = read_inputs(o.paths, &recorded);
   if (inputs.error.empty()) inputs.error = find_duplicate(inputs);
   if (!inputs.error.empty()) {
-    fmt::print(stderr, "denpex-probe collectives: {}\n", inputs.error);
+    fmt::print(stderr, "denpex-probe collectives: {}\n", line(inputs.error));
     return kExitCannotJudge;
   }
   evidence::RecorderEvidence rec = evidence::read_recorders(recorded);
-  for (const auto& p : rec.problems) fmt::print(stderr, "denpex-probe collectives: {}\n", p);
-  for (const auto& w : rec.warnings) fmt::print(stderr, "denpex-probe collectives: {}\n", w);
+  for (const auto& p : rec.problems) fmt::print(stderr, "denpex-probe collectives: {}\n", line(p));
+  for (const auto& w : rec.warnings) fmt::print(stderr, "denpex-probe collectives: {}\n", line(w));
   inputs.recorded_sequences = std::move(rec.sequences);
   for (auto& f : rec.findings) inputs.recorded_findings.push_back(std::move(f.finding));
   inputs.recorded_files = recorded.size();
   CollectivesVerdict v = judge_collectives(&inputs, o.strict);
   if (!v.nothing.empty()) {
-    fmt::print(stderr, "denpex-probe collectives: {}\n", v.nothing);
+    fmt::print(stderr, "denpex-probe collectives: {}\n", line(v.nothing));
     return kExitCannotJudge;
   }
   int written = emit_report(o.output, collectives_json(inputs, v), o.quiet ? "" : collectives_text(v));
@@ -132,7 +138,7 @@ int run_collectives(const CollectivesOptions& options) {
     return run(options);
   } catch (const std::exception& e) {
     // Only allocation failure or a filesystem race can get here; still one line and code 2.
-    fmt::print(stderr, "denpex-probe collectives: {}\n", e.what());
+    fmt::print(stderr, "denpex-probe collectives: {}\n", line(e.what()));
     return kExitCannotJudge;
   }
 }

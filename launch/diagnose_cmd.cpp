@@ -1,3 +1,4 @@
+#include "compare/terminal_text.h"
 #include "launch/diagnose_cmd.h"
 
 #include <algorithm>
@@ -21,6 +22,11 @@
 #include "launch/diagnose_ticket.h"
 
 namespace denpex {
+
+namespace {
+// A message naming an input, as one line of stderr: the input's bytes shown, never obeyed.
+std::string line(const std::string& s) { return terminal_text(s, LineBreaks::escape); }
+}  // namespace
 
 namespace {
 
@@ -97,7 +103,11 @@ std::vector<diag::DxFinding> recorder_findings(evidence::RecorderEvidence* rec) 
     diag::DxFinding x;
     for (const auto& e : f.evidence) x.evidence.push_back(diag::Evidence{e.file, 0, e.text});
     std::string dir = f.evidence.empty() ? "." : fs::path(f.evidence.front().file).parent_path().string();
-    x.verify = fmt::format("denpex-probe diagnose {}", dir.empty() ? "." : dir);
+    // The folder comes from the input: a word of the command, quoted; a name starting with '-'
+    // would read as an option, so it is given as ./NAME.
+    if (dir.empty()) dir = ".";
+    if (dir[0] == '-') dir = "./" + dir;
+    x.verify = command_or({"denpex-probe", "diagnose", dir}, "denpex-probe diagnose DIR (the folder of the dumps)");
     x.f = std::move(f.finding);
     out.push_back(std::move(x));
   }
@@ -112,7 +122,7 @@ int run(const DiagnoseOptions& o) {
   std::string error;
   std::vector<std::string> files = expand(o.paths, &error);
   if (!error.empty()) {
-    fmt::print(stderr, "denpex-probe diagnose: {}\n", error);
+    fmt::print(stderr, "denpex-probe diagnose: {}\n", line(error));
     return kExitCannotJudge;
   }
   diag::LogReader reader;
@@ -123,7 +133,7 @@ int run(const DiagnoseOptions& o) {
     // Told by content first: recorder outputs go to their readers, unreadable files are named.
     evidence::ClassifiedInput kind = evidence::classify(f);
     if (kind.kind == evidence::InputKind::unreadable) {
-      fmt::print(stderr, "denpex-probe diagnose: {}\n", kind.message);
+      fmt::print(stderr, "denpex-probe diagnose: {}\n", line(kind.message));
       return kExitCannotJudge;
     }
     if (evidence::is_recorder(kind.kind)) {
@@ -140,7 +150,7 @@ int run(const DiagnoseOptions& o) {
     if (trace) {
       CollectiveInput in = read_collective_trace(f);
       if (in.status != CollectiveInput::Status::ok) {
-        fmt::print(stderr, "denpex-probe diagnose: {}: {}\n", f, in.error);
+        fmt::print(stderr, "denpex-probe diagnose: {}: {}\n", line(f), line(in.error));
         return kExitCannotJudge;
       }
       reader.files.push_back(f);
@@ -149,26 +159,26 @@ int run(const DiagnoseOptions& o) {
     }
     evidence::OpenedInput in = evidence::open_input(f);
     if (in.status != evidence::OpenedInput::Status::ok) {
-      fmt::print(stderr, "denpex-probe diagnose: {}\n", in.message);
+      fmt::print(stderr, "denpex-probe diagnose: {}\n", line(in.message));
       return kExitCannotJudge;
     }
     if (!reader.read(in.source.get(), f, &error)) {
-      fmt::print(stderr, "denpex-probe diagnose: {}: {}\n", f, error);
+      fmt::print(stderr, "denpex-probe diagnose: {}: {}\n", line(f), line(error));
       return kExitCannotJudge;
     }
   }
   reader.finish();
   reader.coll.sequences.insert(reader.coll.sequences.end(), traced.begin(), traced.end());
   evidence::RecorderEvidence rec = evidence::read_recorders(recorded);
-  for (const auto& p : rec.problems) fmt::print(stderr, "denpex-probe diagnose: {}\n", p);
-  for (const auto& w : rec.warnings) fmt::print(stderr, "denpex-probe diagnose: {}\n", w);
+  for (const auto& p : rec.problems) fmt::print(stderr, "denpex-probe diagnose: {}\n", line(p));
+  for (const auto& w : rec.warnings) fmt::print(stderr, "denpex-probe diagnose: {}\n", line(w));
   reader.coll.sequences.insert(reader.coll.sequences.end(), rec.sequences.begin(), rec.sequences.end());
   diag::Diagnosis d = diag::diagnose(reader);
   if (!rec.findings.empty()) diag::add_findings(&d, recorder_findings(&rec));
   if (!saved.empty()) {
     SavedJob job = load_saved_job(saved, 0);
     if (job.status != SavedStatus::ok) {
-      fmt::print(stderr, "denpex-probe diagnose: {}\n", job.error);
+      fmt::print(stderr, "denpex-probe diagnose: {}\n", line(job.error));
       return kExitCannotJudge;
     }
     diag::add_findings(&d, diag::judge_saved_records(job.groups, saved));
@@ -180,7 +190,7 @@ int run(const DiagnoseOptions& o) {
   int written = emit_report(o.output, diag::diagnosis_json(d, reader), o.quiet ? "" : diag::render_diagnosis(d, reader));
   if (written != 0) return written;
   if (d.exit_code == kExitCannotJudge)
-    fmt::print(stderr, "denpex-probe diagnose: could not decide: {}\n", d.inconclusive);
+    fmt::print(stderr, "denpex-probe diagnose: could not decide: {}\n", line(d.inconclusive));
   return d.exit_code;
 }
 
@@ -190,7 +200,7 @@ int run_diagnose(const DiagnoseOptions& options) {
   try {
     return run(options);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "denpex-probe diagnose: {}\n", e.what());
+    fmt::print(stderr, "denpex-probe diagnose: {}\n", line(e.what()));
     return kExitCannotJudge;
   }
 }

@@ -105,6 +105,7 @@ void shape_for_ticket(diag::Diagnosis* d) {
     diag::DxFinding x;
     x.f = m.finding;
     x.verify = d->findings[m.sources.front()].verify;
+    x.verify_or = d->findings[m.sources.front()].verify_or;
     // Each member's evidence is cut around its own found/expected (the merged finding has no
     // expected), then the two are joined.
     for (std::size_t i : m.sources) {

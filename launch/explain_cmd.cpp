@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include "compare/terminal_text.h"
 #include "evidence/explain.h"
 #include "launch/did_you_mean.h"
 
@@ -15,8 +16,9 @@ int run_explain(const ExplainOptions& options) {
   const bool failed = e.status == evidence::ExplainStatus::unknown ||
                       e.status == evidence::ExplainStatus::table_error;
   if (options.json) std::cout << e.json.dump(2) << "\n";
-  if (failed) std::cerr << "denpex-probe explain: " << e.text;
-  else if (!options.json) std::cout << e.text;
+  // The name asked for is echoed in the answer: shown, never obeyed by the terminal.
+  if (failed) std::cerr << "denpex-probe explain: " << terminal_text(e.text, LineBreaks::keep);
+  else if (!options.json) std::cout << terminal_text(e.text, LineBreaks::keep);
   return failed ? 2 : 0;
 }
 

@@ -1,3 +1,4 @@
+#include "compare/terminal_text.h"
 #include "launch/judge_and_report.h"
 
 #include <unistd.h>
@@ -56,18 +57,18 @@ int judge_and_report(const Options& o, const Baseline* baseline, JobResult job) 
   if (!o.write_baseline.empty()) {
     if (report.configurations.empty()) {
       std::fprintf(stderr, "denpex-probe: --write-baseline %s: no rank reported, nothing to pin\n",
-                   o.write_baseline.c_str());
+                   terminal_text(o.write_baseline).c_str());
       return 2;
     }
     if (!write_baseline(o.write_baseline, baseline_from_group(report.configurations.front()),
                         &error)) {
-      std::fprintf(stderr, "denpex-probe: --write-%s\n", error.c_str());
+      std::fprintf(stderr, "denpex-probe: --write-%s\n", terminal_text(error).c_str());
       return 2;
     }
   }
   if (!o.prometheus.empty() &&
       !write_file_atomically(o.prometheus, prometheus_text(report), &error)) {
-    std::fprintf(stderr, "denpex-probe: --prometheus %s\n", error.c_str());
+    std::fprintf(stderr, "denpex-probe: --prometheus %s\n", terminal_text(error).c_str());
     return 2;
   }
   return code;

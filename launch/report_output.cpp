@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compare/atomic_file.h"
+#include "compare/terminal_text.h"
 #include "compare/text_paint.h"
 #include "report/html_report.h"
 #include "report/lead.h"
@@ -44,9 +45,12 @@ int emit(const ReportOutput& out, const nlohmann::json& original, const std::str
   const nlohmann::json& report = out.redact ? redacted : original;
   std::FILE* human = out.json_path == "-" ? stderr : stdout;
   if (!out.quiet && !text.empty()) {
+    // Input text (log lines, host names, paths) is shown, never obeyed by the terminal; the
+    // colours are ours, added after.
+    text = terminal_text(text, LineBreaks::keep);
     if (use_color(out, ::fileno(human))) text = paint_report(text);
     if (text.back() != '\n') text += '\n';
-    std::fputs(text.c_str(), human);
+    std::fwrite(text.data(), 1, text.size(), human);
     std::fflush(human);
   }
   int code = 0;

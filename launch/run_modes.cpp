@@ -1,3 +1,4 @@
+#include "compare/terminal_text.h"
 #include "launch/run_modes.h"
 
 #include <signal.h>
@@ -132,7 +133,7 @@ bool write_rank_report(const Options& o, const RankRecord& r, std::string* error
 bool write_rank_report(const Options& o, const RankRecord& r) {
   std::string error;
   if (write_rank_report(o, r, &error)) return true;
-  std::fprintf(stderr, "denpex-probe: %s\n", error.c_str());
+  std::fprintf(stderr, "denpex-probe: %s\n", terminal_text(error).c_str());
   return false;
 }
 
@@ -140,7 +141,7 @@ bool write_rank_report(const Options& o, const RankRecord& r) {
 bool load_baseline_or_say(const Options& o, Baseline* b, bool* have) {
   std::string error;
   if (load_baseline_option(o, b, have, &error)) return true;
-  std::fprintf(stderr, "denpex-probe: --%s\n", error.c_str());
+  std::fprintf(stderr, "denpex-probe: --%s\n", terminal_text(error).c_str());
   return false;
 }
 
@@ -158,7 +159,7 @@ int run_single(const Options& o) {
   bool have_baseline = false;
   if (!load_baseline_or_say(o, &baseline, &have_baseline)) return 2;
   if (!o.root.empty() && ::access(o.root.c_str(), R_OK | X_OK) != 0) {
-    std::fprintf(stderr, "denpex-probe: --root %s: not a readable directory\n", o.root.c_str());
+    std::fprintf(stderr, "denpex-probe: --root %s: not a readable directory\n", terminal_text(o.root).c_str());
     return 2;
   }
   if (!o.root.empty()) {
@@ -167,7 +168,7 @@ int run_single(const Options& o) {
     // Unknown (no ld.so, no /bin/sh, no --arch) is probed with this machine's rules and said in
     // the record (arch "", arch_source); a contradiction or an unsupported machine is not judged.
     if (arch.status != TreeArchStatus::ok && arch.status != TreeArchStatus::unknown) {
-      std::fprintf(stderr, "denpex-probe: --root %s: %s\n", o.root.c_str(), arch.error.c_str());
+      std::fprintf(stderr, "denpex-probe: --root %s: %s\n", terminal_text(o.root).c_str(), terminal_text(arch.error).c_str());
       return 2;
     }
   }
@@ -207,7 +208,7 @@ int run_single(const Options& o) {
   }
   if (!failure.empty()) {
     // Reported like a rank that never answered in MPI mode: rank-timeout, exit 1.
-    std::fprintf(stderr, "denpex-probe: %s; reported as %s\n", failure.c_str(),
+    std::fprintf(stderr, "denpex-probe: %s; reported as %s\n", terminal_text(failure).c_str(),
                  code_name(FindingCode::rank_timeout));
     job.missing.push_back({0, host_name(), failure});
     return judge_and_report(o, have_baseline ? &baseline : nullptr, std::move(job));
@@ -354,7 +355,7 @@ const denpex_mpi_plugin* load_transport(const Options& o, const LauncherInfo& la
 
 // A failed MPI call is not a verdict: says which and ends the job (MPI_Abort, exit 2).
 [[noreturn]] void cannot_judge(MpiJob* mpi, const std::string& error) {
-  std::fprintf(stderr, "denpex-probe: %s; cannot judge the job, exiting 2\n", error.c_str());
+  std::fprintf(stderr, "denpex-probe: %s; cannot judge the job, exiting 2\n", terminal_text(error).c_str());
   mpi->abort_job(2);
 }
 
@@ -364,7 +365,7 @@ int judge_at_root(const Options& o, CollectResult cr, const char* mode) {
   bool have_baseline = false;
   std::string error;
   if (!load_baseline_option(o, &baseline, &have_baseline, &error)) {
-    std::fprintf(stderr, "denpex-probe: --%s\n", error.c_str());
+    std::fprintf(stderr, "denpex-probe: --%s\n", terminal_text(error).c_str());
     return 2;
   }
   JobResult job;
@@ -389,7 +390,7 @@ int run_mpi(const Options& o, const LauncherInfo& launcher, int* argc, char*** a
   const denpex_mpi_plugin* api = load_transport(o, launcher, &why);
   if (!api) {
     std::fprintf(stderr, "denpex-probe: started by %s (%s): %s; exiting 2\n",
-                 launcher_name(launcher.kind), launcher.evidence.c_str(), why.c_str());
+                 launcher_name(launcher.kind), terminal_text(launcher.evidence).c_str(), terminal_text(why).c_str());
     if (child.pid > 0) ::kill(-child.pid, SIGKILL);
     wait_isolated(&child, monotonic_seconds(), 0);
     return 2;
@@ -403,12 +404,12 @@ int run_mpi(const Options& o, const LauncherInfo& launcher, int* argc, char*** a
   const bool started = MpiJob::start(api, argc, argv, &mpi, &error);
   mpi_started->store(true);
   if (!started) {
-    std::fprintf(stderr, "denpex-probe: %s\n", error.c_str());
+    std::fprintf(stderr, "denpex-probe: %s\n", terminal_text(error).c_str());
     return 2;
   }
   const std::string mismatch = size_mismatch(launcher, mpi, library);
   if (!mismatch.empty()) {
-    std::fprintf(stderr, "denpex-probe: rank %d: %s\n", mpi.rank(), mismatch.c_str());
+    std::fprintf(stderr, "denpex-probe: rank %d: %s\n", mpi.rank(), terminal_text(mismatch).c_str());
     if (child.pid > 0) ::kill(-child.pid, SIGKILL);
     wait_isolated(&child, monotonic_seconds(), 0);
     mpi.finish(2);
@@ -428,17 +429,17 @@ int run_mpi(const Options& o, const LauncherInfo& launcher, int* argc, char*** a
     std::string refused;
     // The live record still reaches rank 0: only the file is refused, and this rank says so.
     if (!write_rank_report(o, mine, &refused))
-      std::fprintf(stderr, "denpex-probe: rank %d: %s\n", mpi.rank(), refused.c_str());
+      std::fprintf(stderr, "denpex-probe: rank %d: %s\n", mpi.rank(), terminal_text(refused).c_str());
   }
 
   CollectResult cr = mpi.collect(have ? &mine : nullptr, host_name(), failure, deadline);
   if (!cr.error.empty()) cannot_judge(&mpi, cr.error);
-  if (!cr.note.empty()) std::fprintf(stderr, "denpex-probe: %s\n", cr.note.c_str());
+  if (!cr.note.empty()) std::fprintf(stderr, "denpex-probe: %s\n", terminal_text(cr.note).c_str());
   int code = mpi.rank() == 0 ? judge_at_root(o, std::move(cr), "mpi") : 0;
   std::string note;
   // Ranks other than 0 wait past rank 0's deadline: rank 0 may be judging still.
   code = mpi.agree_exit_code(code, deadline, kRecordGrace + 30.0, &note);
-  if (!note.empty()) std::fprintf(stderr, "denpex-probe: %s\n", note.c_str());
+  if (!note.empty()) std::fprintf(stderr, "denpex-probe: %s\n", terminal_text(note).c_str());
   // The report is written: when a rank never answered, rank 0 ends the job with MPI_Abort and
   // this code (MpiJob::finish).
   mpi.finish(code);
@@ -483,7 +484,7 @@ bool serve_store_if_unserved(const TorchrunWorker& w, TcpStoreServer* server, bo
                "denpex-probe: rank 0: nobody serves MASTER_ADDR:MASTER_PORT (%s:%d) for the "
                "workers and rank 0 cannot: %s; free that port or set MASTER_PORT to a free "
                "one; exiting 2\n",
-               w.master_addr.c_str(), w.master_port, error.c_str());
+               terminal_text(w.master_addr).c_str(), w.master_port, terminal_text(error).c_str());
   return false;
 }
 
@@ -492,7 +493,7 @@ bool serve_store_if_unserved(const TorchrunWorker& w, TcpStoreServer* server, bo
 int run_torchrun(const Options& o, const TorchrunWorker& w) {
   if (!w.error.empty()) {
     std::fprintf(stderr, "denpex-probe: started as a torchrun worker, but %s; exiting 2\n",
-                 w.error.c_str());
+                 terminal_text(w.error).c_str());
     return 2;
   }
   TcpStoreServer server;
@@ -511,7 +512,7 @@ int run_torchrun(const Options& o, const TorchrunWorker& w) {
   if (!s.ok()) {
     std::fprintf(stderr, "denpex-probe: rank %d: cannot use torchrun's store at %s:%d "
                  "(MASTER_ADDR:MASTER_PORT): %s; %s; exiting 2\n",
-                 w.rank, w.master_addr.c_str(), w.master_port, s.error.c_str(),
+                 w.rank, terminal_text(w.master_addr).c_str(), w.master_port, terminal_text(s.error).c_str(),
                  store_advice(s.status));
     if (child.pid > 0) ::kill(-child.pid, SIGKILL);
     wait_isolated(&child, monotonic_seconds(), 0);
@@ -526,19 +527,19 @@ int run_torchrun(const Options& o, const TorchrunWorker& w) {
     mine.rank = w.rank;
     std::string error;
     if (!write_rank_report(o, mine, &error))
-      std::fprintf(stderr, "denpex-probe: rank %d: %s\n", w.rank, error.c_str());
+      std::fprintf(stderr, "denpex-probe: rank %d: %s\n", w.rank, terminal_text(error).c_str());
   }
   CollectResult cr = job.collect(have ? &mine : nullptr, host_name(), failure, deadline);
   if (!cr.error.empty()) {
     std::fprintf(stderr, "denpex-probe: %s; cannot judge the job: %s; exiting 2\n",
-                 cr.error.c_str(), store_advice(StoreStatus::closed));
+                 terminal_text(cr.error).c_str(), store_advice(StoreStatus::closed));
     return 2;
   }
   int code = w.rank == 0 ? judge_at_root(o, std::move(cr), "torchrun") : 0;
   std::string note;
   // Ranks other than 0 wait past their deadline: rank 0 may be waiting for records, judging.
   code = job.agree_exit_code(code, deadline + kRecordGrace + 30.0, &note);
-  if (!note.empty()) std::fprintf(stderr, "denpex-probe: %s\n", note.c_str());
+  if (!note.empty()) std::fprintf(stderr, "denpex-probe: %s\n", terminal_text(note).c_str());
   if (w.rank != 0) {
     // From the acknowledgement on, rank 0 may exit and torchrun stop this worker: its exit
     // code is the verdict, not SIGTERM's (the few steps left are bounded; SIGKILL still ends it).
@@ -567,7 +568,7 @@ int write_task_record(const Options& o, const std::string& where, int rank) {
     std::fprintf(stderr,
                  "denpex-probe: %s with --rank-report only writes its record; %s belongs to "
                  "denpex-probe compare over every task's record\n",
-                 where.c_str(), judging);
+                 terminal_text(where).c_str(), judging);
     return 2;
   }
   const double deadline = monotonic_seconds() + o.timeout - std::min(1.0, 0.2 * o.timeout);
@@ -575,8 +576,8 @@ int write_task_record(const Options& o, const std::string& where, int rank) {
   RankRecord mine;
   std::string failure;
   if (!wait_own_record(&child, deadline, o.timeout, &mine, &failure)) {
-    std::fprintf(stderr, "denpex-probe: %s: %s; no record written\n", where.c_str(),
-                 failure.c_str());
+    std::fprintf(stderr, "denpex-probe: %s: %s; no record written\n", terminal_text(where).c_str(),
+                 terminal_text(failure).c_str());
     return 2;
   }
   mine.rank = rank;
@@ -603,7 +604,7 @@ int run_slurm_task(const Options& o, const SlurmTask& task) {
                  "variables), so it cannot see the other tasks and would judge itself alone; "
                  "run srun --mpi=pmix (or --mpi=pmi2), or give every task --rank-report "
                  "DIR/%%h-%%r.json and judge them with denpex-probe compare DIR; exiting 2\n",
-                 where.c_str());
+                 terminal_text(where).c_str());
     return 2;
   }
   return write_task_record(o, where, task.procid);
@@ -623,7 +624,7 @@ int run_announced_task(const Options& o, const AnnouncedWorld& world) {
                  "torchrun ... --no-python denpex-probe or under mpirun/srun --mpi=pmix, or give "
                  "every rank --rank-report DIR/%%j-%%r.json and judge them with denpex-probe "
                  "compare DIR; exiting 2\n",
-                 where.c_str());
+                 terminal_text(where).c_str());
     return 2;
   }
   return write_task_record(o, where, std::max(0, world.rank));
@@ -635,7 +636,7 @@ int run_compare(const Options& o) {
   if (!load_baseline_or_say(o, &baseline, &have_baseline)) return 2;
   SavedJob saved = load_saved_job(o.paths, kMaxRanksWithFullRecords + 1);
   if (saved.status != SavedStatus::ok) {
-    std::fprintf(stderr, "denpex-probe: compare: %s\n", saved.error.c_str());
+    std::fprintf(stderr, "denpex-probe: compare: %s\n", terminal_text(saved.error).c_str());
     return 2;
   }
   JobResult job;

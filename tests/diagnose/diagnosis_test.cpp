@@ -41,7 +41,7 @@ void every_finding_has_fix_and_verify(const Diagnosis& d) {
   for (const auto& x : d.findings) {
     INFO(x.f.code);
     CHECK_FALSE(x.f.fix.empty());
-    CHECK_FALSE(x.verify.empty());
+    CHECK_FALSE(x.verify.text.empty());
   }
 }
 
@@ -68,7 +68,8 @@ TEST_CASE("OOM on node02 rank 6 initiates; torchrun on node01 blames rank 2, whi
   // The fix names the allocator setting the message suggests; the verify is the signature's,
   // a command that works when pasted.
   CHECK(init->f.fix.find("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True") != std::string::npos);
-  CHECK(init->verify == "denpex-probe diagnose -");
+  CHECK(init->verify.text == "denpex-probe diagnose -");
+  CHECK(init->verify.argv == std::vector<std::string>{"denpex-probe", "diagnose", "-"});
   REQUIRE_FALSE(init->evidence.empty());
   CHECK(init->evidence[0].file.find("node02.log") != std::string::npos);
   CHECK(init->evidence[0].line == 9);
@@ -92,7 +93,8 @@ TEST_CASE("NCCL versions over three nodes' files: the live gate's finding, same 
   CHECK(v->f.hosts == std::vector<std::string>{"node02"});
   CHECK(v->f.expected == "2.26.2");
   CHECK(v->f.found == "2.27.3");
-  CHECK(v->verify.find("mpirun -np 1 -H node02") == 0);
+  CHECK(v->verify.text == "mpirun -np 1 -H node02 --map-by ppr:1:node denpex-probe");
+  CHECK(v->verify_or.text == "srun --mpi=pmix -w node02 --ntasks-per-node=1 denpex-probe");
 
   // The live gate on the same six ranks.
   std::vector<RankRecord> live;

@@ -1,0 +1,63 @@
+// A command printed for a person to paste (a verify line, a rerun hint): kept as words and
+// rendered by one quoting rule, so a value read from an input (a host name in a rank record, a
+// directory of logs) can never become shell syntax. Every printed command of the project is
+// made here; the JSON report gives the words beside the text.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace denpex {
+
+struct ShellCommand {
+  // The words, program first. Leading NAME=VALUE words are the command's environment
+  // assignments (only their VALUE is quoted, so the shell still reads them as assignments).
+  // Empty when `text` is prose for a person to complete ("<your launch command>"), not a
+  // command that runs as pasted.
+  std::vector<std::string> argv;
+  std::string text;  // what is printed: argv quoted for a POSIX shell, or the prose
+};
+
+// `word` as one word of sh, bash or zsh: as it is when it is not empty and every byte is one of
+// A-Z a-z 0-9 _ @ % + = : , . / - (a word needing no quotes in any of them); otherwise in single
+// quotes, each ' written '\''. Returns nullopt for a word no quoting makes safe to paste into a
+// terminal: one holding a control character (C0 including NUL, DEL, C1), a bidirectional
+// formatting character (U+202A-U+202E, U+2066-U+2069, U+200E, U+200F, U+061C), or bytes that
+// are not UTF-8. Never throws.
+std::optional<std::string> shell_quote(std::string_view word);
+
+enum class CommandStatus {
+  ok,      // *out holds argv and its quoted text
+  unsafe,  // a word cannot be quoted safely (shell_quote): *out is left empty, nothing to print
+  empty,   // argv was empty
+};
+
+// `argv` as a command: the words kept, the text rendered with shell_quote (assignment words
+// quoted after their '='). On unsafe or empty, *out is cleared and *bad_word (when given) names
+// the first word that could not be quoted, escaped for display.
+CommandStatus make_command(std::vector<std::string> argv, ShellCommand* out, std::string* bad_word = nullptr);
+
+// The command for `argv`, or a ShellCommand with argv empty and `fallback` as its text when argv
+// cannot be quoted safely (the fallback must be constant text, never a value from an input).
+ShellCommand command_or(std::vector<std::string> argv, const std::string& fallback);
+
+// An authored command (the signal library's verify lines, constant text): when it is plain words
+// separated by single spaces, with no shell syntax, it becomes those words, the token `@RECORDER@`
+// replaced by `recorder` wherever it stands (the words then quoted as any are). Otherwise it is prose: argv empty, text as
+// written. Never throws.
+ShellCommand authored_command(const std::string& text, const std::string& recorder);
+
+// The words a POSIX shell would make of `text`, for checking a rendered command: plain words,
+// single quotes, double quotes with \ escapes, backslash escapes; nullopt when `text` holds an
+// expansion ($, `), a redirection, a pipe, a list operator, a glob or unbalanced quotes (anything
+// the renderer never writes). Never throws.
+std::optional<std::vector<std::string>> shell_words(std::string_view text);
+
+// {"text": ..., "argv": [...] or null} for a JSON report.
+nlohmann::json command_json(const ShellCommand& c);
+
+}  // namespace denpex
