@@ -25,6 +25,9 @@ TEST_CASE("html_escape: markup and terminal escapes are shown, not interpreted")
   CHECK(html_escape("a & \"b\" 'c'") == "a &amp; &quot;b&quot; &#39;c&#39;");
   CHECK(html_escape("\x1b[31mred\x7f") == "\xe2\x90\x9b[31mred\xe2\x90\xa1");
   CHECK(html_escape("tab\tnew\nline \xc3\xa9") == "tab\tnew\nline \xc3\xa9");
+  // Bidirectional overrides would reorder what the page shows around them.
+  CHECK(html_escape("file\xe2\x80\xae" "txt.sh \xe2\x81\xa6x\xe2\x81\xa9 \xd8\x9c \xe2\x80\x99") ==
+        "file\\u202etxt.sh \\u2066x\\u2069 \\u061c \xe2\x80\x99");
 }
 
 TEST_CASE("render_html: a log line holding a script is text; the page has one script, allowed by its hash") {
