@@ -86,7 +86,8 @@ GateVerify gate_verify(const std::vector<std::string>& hosts) {
   const std::string unsafe = "the gate on the hosts named above (a host name holds characters that cannot be put in a command)";
   g.verify = command_or({"mpirun", "-np", std::to_string(hosts.size()), "-H", list, "--map-by", "ppr:1:node", "denpex-probe"},
                         unsafe);
-  g.verify_or = command_or({"srun", "--mpi=pmix", "-w", list, "--ntasks-per-node=1", "denpex-probe"}, unsafe);
+  if (!g.verify.argv.empty())
+    g.verify_or = command_or({"srun", "--mpi=pmix", "-w", list, "--ntasks-per-node=1", "denpex-probe"}, "");
   return g;
 }
 
