@@ -1,5 +1,6 @@
 #include "compare/judge.h"
 
+
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
@@ -14,6 +15,7 @@
 #include "compare/finding_codes.h"
 #include "compare/fold.h"
 #include "compare/nccl_env.h"
+#include "compare/shell_command.h"
 #include "compare/vote.h"
 #include "probe/cuda_compat.h"
 
@@ -105,13 +107,21 @@ std::string wheel_name(const NcclWheel& w) { return fmt::format("{} {}", w.proje
 // PyTorch is installed there, else the one the user's framework needs.
 std::string reinstall_fix(const TorchInfo& t, const std::string& site,
                           const std::vector<std::string>& uninstall) {
-  std::string first = uninstall.empty()
-                          ? ""
-                          : fmt::format("pip uninstall -y {}, then ", fmt::join(uninstall, " "));
-  if (t.status == TorchStatus::ok && !t.nccl_requirement.empty() && t.site_packages == site)
-    return fmt::format("{}pip install '{}' (the NCCL PyTorch {} requires) in the environment of "
-                       "{}",
-                       first, t.nccl_requirement, t.version, site);
+  // Wheel names and PyTorch's requirement are read from the environment (a record, an image):
+  // they go into the printed pip commands as quoted words, or not at all.
+  std::string first;
+  if (!uninstall.empty()) {
+    std::vector<std::string> argv = {"pip", "uninstall", "-y"};
+    argv.insert(argv.end(), uninstall.begin(), uninstall.end());
+    ShellCommand c = command_or(argv, "pip uninstall -y the extra nvidia-nccl-cu* wheels");
+    first = c.text + ", then ";
+  }
+  if (t.status == TorchStatus::ok && !t.nccl_requirement.empty() && t.site_packages == site) {
+    ShellCommand c;
+    if (make_command({"pip", "install", t.nccl_requirement}, &c) == CommandStatus::ok)
+      return fmt::format("{}{} (the NCCL PyTorch {} requires) in the environment of {}", first, c.text, t.version,
+                         site);
+  }
   return fmt::format("{}pip install the one nvidia-nccl-cu* wheel your framework requires, in "
                      "the environment of {}",
                      first, site);

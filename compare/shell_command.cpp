@@ -40,7 +40,8 @@ bool shell_syntax_byte(char c) {
 
 std::optional<std::string> shell_quote(std::string_view word) {
   if (!terminal_safe_word(word)) return std::nullopt;
-  bool plain = !word.empty();
+  // A leading '=' is zsh's command-path expansion (=ls is /bin/ls): quoted.
+  bool plain = !word.empty() && word[0] != '=';
   for (unsigned char c : word) plain = plain && plain_byte(c);
   if (plain) return std::string(word);
   std::string out = "'";

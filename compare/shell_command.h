@@ -23,7 +23,8 @@ struct ShellCommand {
 };
 
 // `word` as one word of sh, bash or zsh: as it is when it is not empty and every byte is one of
-// A-Z a-z 0-9 _ @ % + = : , . / - (a word needing no quotes in any of them); otherwise in single
+// A-Z a-z 0-9 _ @ % + = : , . / - and it does not start with '=' (a word needing no quotes in
+// any of them); otherwise in single
 // quotes, each ' written '\''. Returns nullopt for a word no quoting makes safe to paste into a
 // terminal: one holding a control character (C0 including NUL, DEL, C1), a bidirectional
 // formatting character (U+202A-U+202E, U+2066-U+2069, U+200E, U+200F, U+061C), or bytes that

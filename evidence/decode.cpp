@@ -1,11 +1,13 @@
 #include "evidence/decode.h"
 
+
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "compare/shell_command.h"
 #include "evidence/decoder.h"
 
 namespace denpex::evidence {
@@ -233,7 +235,9 @@ std::string binary_reason(const std::string& block) {
 }
 
 // What a binary start looks like, and what to give instead.
-std::string what_binary_is(const std::string& head, const std::string& name) {
+std::string what_binary_is(const std::string& head, const std::string& file_name) {
+  // The file's name goes into the commands suggested as one quoted word (FILE when it cannot be).
+  const std::string name = shell_quote(file_name).value_or("FILE");
   if (starts_with(head, "\x7f" "ELF", 4))
     return "an ELF program or library, not a log: give the text logs the job wrote";
   if (starts_with(head, "PK\x03\x04", 4))

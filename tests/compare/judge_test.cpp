@@ -589,7 +589,7 @@ TEST_CASE("nccl-wheel-conflict: two NCCL wheels in one site-packages, the fix na
   CHECK(f.message.find("now nvidia-nccl-cu13 2.27.7's") != std::string::npos);
   CHECK(f.found == "nvidia-nccl-cu12 2.20.5, nvidia-nccl-cu13 2.27.7");
   CHECK(f.fix.find("pip uninstall -y nvidia-nccl-cu12 nvidia-nccl-cu13, then pip install "
-                   "'nvidia-nccl-cu12==2.20.5'") != std::string::npos);
+                   "nvidia-nccl-cu12==2.20.5") != std::string::npos);
 }
 
 TEST_CASE("nccl-wheel-conflict: none for one wheel per site-packages") {
@@ -612,7 +612,7 @@ TEST_CASE("torch-nccl-pin-mismatch: PyTorch's Requires-Dist against the wheel in
   CHECK(f.ranks == std::vector<int>{3});
   CHECK(f.expected == "nvidia-nccl-cu12==2.20.5");
   CHECK(f.found == "nvidia-nccl-cu12 2.21.5");
-  CHECK(f.fix.find("pip install 'nvidia-nccl-cu12==2.20.5'") != std::string::npos);
+  CHECK(f.fix.find("pip install nvidia-nccl-cu12==2.20.5") != std::string::npos);
   // Met, unknown, or no pin at all: nothing.
   for (const char* met : {"yes", "unknown", ""}) {
     auto none = judge_records(three_and_one([&](RankRecord& r) {
@@ -641,7 +641,7 @@ TEST_CASE("nccl-abi-mismatch in a wheel environment: the fix is the pinned wheel
     r.abi[0].missing = {"ncclCommDeregister", "ncclCommRegister"};
   }));
   Finding f = only(findings, "nccl-abi-mismatch");
-  CHECK(f.fix == "pip install 'nvidia-nccl-cu12==2.20.5' (the NCCL PyTorch 2.5.1+cu124 requires) "
+  CHECK(f.fix == "pip install nvidia-nccl-cu12==2.20.5 (the NCCL PyTorch 2.5.1+cu124 requires) "
                  "in the environment of /venv/lib/python3.11/site-packages");
 }
 

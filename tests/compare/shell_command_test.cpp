@@ -60,6 +60,9 @@ TEST_CASE("plain words stay as they are; others are single-quoted") {
   CHECK(*denpex::shell_quote("it's") == "'it'\\''s'");
   CHECK(*denpex::shell_quote("~root") == "'~root'");
   CHECK(*denpex::shell_quote("#c") == "'#c'");
+  CHECK(*denpex::shell_quote("=ls") == "'=ls'");
+  CHECK(*denpex::shell_quote("nvidia-nccl-cu12==2.20.5") == "nvidia-nccl-cu12==2.20.5");
+  CHECK(*denpex::shell_quote("nvidia-nccl-cu12>=2.20") == "'nvidia-nccl-cu12>=2.20'");
 }
 
 TEST_CASE("a word no quoting makes safe to paste is refused") {

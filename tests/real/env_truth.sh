@@ -47,7 +47,7 @@ probe_alone "$SCRATCH/two" VIRTUAL_ENV="$V" PATH="$V/bin:$TEST_PATH"
 [ "$PROBE_RC" = 1 ] || { cat "$SCRATCH/two.txt"; fail "exit $PROBE_RC with two NCCL wheels"; }
 jq_is "$SCRATCH/two.json" "$(printf '%s' '[.findings[] | select(.code=="nccl-wheel-conflict") | .severity] | join(",")')" error
 jq -r '.findings[] | select(.code=="nccl-wheel-conflict") | .fix' "$SCRATCH/two.json" |
-  grep -qF "pip uninstall -y nvidia-nccl-cu12 nvidia-nccl-cu13, then pip install 'nvidia-nccl-cu12==2.20.5'" ||
+  grep -qF "pip uninstall -y nvidia-nccl-cu12 nvidia-nccl-cu13, then pip install nvidia-nccl-cu12==2.20.5" ||
   fail "nccl-wheel-conflict's fix does not name both wheels and torch's pin"
 jq_is "$SCRATCH/two.json" '[.ranks[0].nccl_wheels[] | "\(.project) \(.version) \(.owns_library)"] | join(";")' \
   "nvidia-nccl-cu12 2.20.5 no;nvidia-nccl-cu13 2.27.7 yes"
