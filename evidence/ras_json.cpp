@@ -6,6 +6,7 @@
 #include <limits>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "compare/bounded_json.h"
 #include "compare/fold.h"
@@ -80,26 +81,40 @@ RasCommunicator comm_of(const json& c) {
   return out;
 }
 
-bool has_ras_keys(const json& j) {
-  return j.is_object() && j.contains("communicators") && j.contains("nccl_version") &&
-         (j.contains("ras") || j.contains("communicators_count"));
+// What keeps a parsed document from being RAS output, "" when nothing does. The two keys the
+// reader needs, with their types: "ras" and "communicators_count" (the footer and a count RAS
+// writes too) are not needed, and a document without them (trimmed by a tool, or from a RAS
+// version that did not write them) is read. The classifier (evidence/classify.cpp) sends a
+// file here on "nccl_version", "communicators" and "cuda_runtime_version" in its head.
+std::string ras_shape_problem(const json& j) {
+  if (!j.is_object()) return fmt::format("the document is a JSON {}, not an object", j.type_name());
+  std::vector<std::string> wrong;
+  auto c = j.find("communicators");
+  if (c == j.end()) wrong.push_back("no \"communicators\" key");
+  else if (!c->is_array()) wrong.push_back(fmt::format("\"communicators\" is a JSON {}, not an array", c->type_name()));
+  auto v = j.find("nccl_version");
+  if (v == j.end()) wrong.push_back("no \"nccl_version\" key");
+  else if (!v->is_string()) wrong.push_back(fmt::format("\"nccl_version\" is a JSON {}, not a string", v->type_name()));
+  return fmt::format("{}", fmt::join(wrong, ", "));
 }
 
 }  // namespace
 
 bool looks_like_ras_json(const std::string& text) {
   BoundedJson j = parse_bounded_json(text);
-  return j.status == BoundedJsonStatus::ok && has_ras_keys(j.value);
+  return j.status == BoundedJsonStatus::ok && ras_shape_problem(j.value).empty();
 }
 
 RasReport read_ras_json(const std::string& text, const std::string& name) {
   RasReport out;
   out.source = name;
   BoundedJson j = parse_bounded_json(text);
-  if (j.status != BoundedJsonStatus::ok || !has_ras_keys(j.value)) {
-    out.message = fmt::format("{}: not NCCL RAS JSON output (ncclras -f json): {}", name,
-                              j.status == BoundedJsonStatus::ok ? "no communicators and nccl_version keys"
-                                                                : "not valid JSON");
+  const std::string problem =
+      j.status == BoundedJsonStatus::ok         ? ras_shape_problem(j.value)
+      : j.status == BoundedJsonStatus::too_deep ? fmt::format("nested more than {} levels deep", kMaxJsonDepth)
+                                                : std::string("not valid JSON");
+  if (!problem.empty()) {
+    out.message = fmt::format("{}: not NCCL RAS JSON output (ncclras -f json): {}", name, problem);
     return out;
   }
   out.status = RasReport::Status::ok;

@@ -2,6 +2,7 @@
 #include "launch/collectives_cmd.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
@@ -49,7 +50,12 @@ std::vector<std::string> expand(const std::vector<std::string>& paths, std::stri
     } else if (p == "-" || fs::exists(p, ec)) {
       files.push_back(p);
     } else {
-      *error = fmt::format("{}: no such file or directory", p);
+      // exists() is false for a name it could not look up too: a link loop (ELOOP), a
+      // directory on the way that cannot be searched (EACCES); say which.
+      *error = ec && ec != std::errc::no_such_file_or_directory
+                   ? fmt::format("{}: {}", p, ec.value() == ELOOP ? "too many levels of symbolic links (a link loop)"
+                                                                 : ec.message())
+                   : fmt::format("{}: no such file or directory", p);
       return {};
     }
   }

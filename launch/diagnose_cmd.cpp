@@ -2,6 +2,7 @@
 #include "launch/diagnose_cmd.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -54,7 +55,12 @@ std::vector<std::string> expand(const std::vector<std::string>& paths, std::stri
     } else if (fs::exists(p, ec)) {
       files.push_back(p);
     } else {
-      *error = fmt::format("{}: no such file or directory", p);
+      // exists() is false for a name it could not look up too: a link loop (ELOOP), a
+      // directory on the way that cannot be searched (EACCES); say which.
+      *error = ec && ec != std::errc::no_such_file_or_directory
+                   ? fmt::format("{}: {}", p, ec.value() == ELOOP ? "too many levels of symbolic links (a link loop)"
+                                                                 : ec.message())
+                   : fmt::format("{}: no such file or directory", p);
       return {};
     }
   }
@@ -160,6 +166,17 @@ int run(const DiagnoseOptions& o) {
     evidence::OpenedInput in = evidence::open_input(f);
     if (in.status != evidence::OpenedInput::Status::ok) {
       fmt::print(stderr, "denpex-probe diagnose: {}\n", line(in.message));
+      return kExitCannotJudge;
+    }
+    // Standard input is told by content as a file is (open_input sniffed it): a pickle is a
+    // Flight Recorder dump, never a log. Its rank comes from its file name only (torch names
+    // each rank's dump), and standard input has none.
+    if (f == "-" && in.encoding.size() >= 6 && in.encoding.compare(in.encoding.size() - 6, 6, "pickle") == 0) {
+      fmt::print(stderr,
+                 "denpex-probe diagnose: standard input: is a PyTorch Flight Recorder dump ({}), "
+                 "not a log; a dump's rank is read from its file name: give the dump files "
+                 "(nccl_trace_rank_<rank>) or their directory instead\n",
+                 in.encoding);
       return kExitCannotJudge;
     }
     if (!reader.read(in.source.get(), f, &error)) {

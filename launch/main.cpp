@@ -2,22 +2,35 @@
 // its result into the process exit code. Everything else lives in probe/, collect/, compare/.
 #include <unistd.h>
 
+#include <string>
+
 #include "collect/launcher.h"
 #include "launch/collectives_cmd.h"
 #include "launch/diagnose_cmd.h"
 #include "launch/explain_cmd.h"
 #include "launch/options.h"
 #include "launch/run_modes.h"
+#include "launch/standard_output.h"
 #include "probe/probe.h"
 
-int main(int argc, char** argv) {
-  using namespace denpex;
-  Options o;
-  switch (parse_options(argc, argv, &o)) {
-    case ParseStatus::exit_ok: return 0;
-    case ParseStatus::usage: return 2;
-    case ParseStatus::parsed: break;
+namespace {
+
+// The program's name in the last line about standard output: "denpex-probe diagnose", ...
+std::string tool_name(denpex::RunMode mode) {
+  using denpex::RunMode;
+  switch (mode) {
+    case RunMode::compare: return "denpex-probe compare";
+    case RunMode::collectives: return "denpex-probe collectives";
+    case RunMode::diagnose: return "denpex-probe diagnose";
+    case RunMode::explain: return "denpex-probe explain";
+    case RunMode::root:
+    case RunMode::probe: break;
   }
+  return "denpex-probe";
+}
+
+int run(const denpex::Options& o, int* argc, char*** argv) {
+  using namespace denpex;
   switch (o.mode) {
     case RunMode::compare: return run_compare(o);
     case RunMode::collectives: {
@@ -47,10 +60,27 @@ int main(int argc, char** argv) {
   const TorchrunWorker worker = detect_torchrun(env);
   if (worker.present) return run_torchrun(o, worker);
   const LauncherInfo launcher = detect_launcher(env);
-  if (launcher.kind != Launcher::none) return run_mpi(o, launcher, &argc, &argv);
+  if (launcher.kind != Launcher::none) return run_mpi(o, launcher, argc, argv);
   const SlurmTask task = detect_slurm_task(env);
   if (task.multi_task) return run_slurm_task(o, task);
   const AnnouncedWorld world = announced_world(env);
   if (world.size > 1) return run_announced_task(o, world);
   return run_single(o);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace denpex;
+  Options o;
+  switch (parse_options(argc, argv, &o)) {
+    // --help and --version print too.
+    case ParseStatus::exit_ok: return close_standard_output("denpex-probe", 0);
+    case ParseStatus::usage: return close_standard_output("denpex-probe", 2);
+    case ParseStatus::parsed: break;
+  }
+  // MPI ranks reach this after MPI_Finalize (or never, when the job ends in MPI_Abort): rank 0's
+  // report was checked where it was written (launch/report_output.cpp) and its failure is the
+  // code every rank agreed on.
+  return close_standard_output(tool_name(o.mode), run(o, &argc, &argv));
 }

@@ -1,9 +1,12 @@
 #include "launch/options.h"
 
+#include <cstdio>
 #include <iostream>
+#include <sstream>
 
 #include <CLI/CLI.hpp>
 
+#include "compare/atomic_file.h"
 #include "launch/did_you_mean.h"
 
 namespace denpex {
@@ -175,6 +178,21 @@ ParseStatus check_combinations(Options* out) {
 
 }  // namespace
 
+namespace {
+
+// --help and --version: the text is written and flushed here, where the cause of a failure is
+// still known (a full disk: exit 2 with one line), not left to std::cout.
+ParseStatus print_and_exit(const CLI::App& app, const CLI::Error& e) {
+  std::ostringstream text;
+  app.exit(e, text);
+  std::string error;
+  if (write_standard_stream(stdout, text.str(), &error)) return ParseStatus::exit_ok;
+  std::fprintf(stderr, "denpex-probe: %s\n", error.c_str());
+  return ParseStatus::usage;
+}
+
+}  // namespace
+
 ParseStatus parse_options(int argc, char** argv, Options* out) {
   CLI::App app(kDescription, "denpex-probe");
   app.set_version_flag("--version", std::string("denpex-probe ") + DENPEX_VERSION);
@@ -217,11 +235,9 @@ ParseStatus parse_options(int argc, char** argv, Options* out) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    app.exit(e);
-    return ParseStatus::exit_ok;
+    return print_and_exit(app, e);
   } catch (const CLI::CallForVersion& e) {
-    app.exit(e);
-    return ParseStatus::exit_ok;
+    return print_and_exit(app, e);
   } catch (const CLI::ExtrasError& e) {
     std::vector<std::string> extras = app.remaining();
     for (const CLI::App* sub : app.get_subcommands({}))
@@ -250,6 +266,7 @@ ReportOutput report_output_of(const Options& o) {
   out.color = o.color;
   out.tool = o.mode == RunMode::diagnose      ? "denpex-probe diagnose"
              : o.mode == RunMode::collectives ? "denpex-probe collectives"
+             : o.mode == RunMode::compare     ? "denpex-probe compare"
                                               : "denpex-probe";
   return out;
 }

@@ -30,7 +30,10 @@ namespace {
 int write(const ReportOutput& out, const char* option, const std::string& path, const std::string& content) {
   std::string error;
   if (write_file_atomically(path, content, &error)) return 0;
-  fmt::print(stderr, "{}: {} {}\n", out.tool, option, error);
+  // A standard stream's failure reads "cannot write to standard output: <why>", without the
+  // option, as the same failure of the text report does.
+  if (standard_stream_fd(path) >= 0) fmt::print(stderr, "{}: {}\n", out.tool, terminal_text(error));
+  else fmt::print(stderr, "{}: {} {}\n", out.tool, option, terminal_text(error));
   return 2;
 }
 
@@ -50,8 +53,13 @@ int emit(const ReportOutput& out, const nlohmann::json& original, const std::str
     text = terminal_text(text, LineBreaks::keep);
     if (use_color(out, ::fileno(human))) text = paint_report(text);
     if (text.back() != '\n') text += '\n';
-    std::fwrite(text.data(), 1, text.size(), human);
-    std::fflush(human);
+    // A report that did not reach its reader is not a verdict (exit 2); when stderr is the
+    // stream that failed, there is nowhere to say so.
+    std::string error;
+    if (!write_standard_stream(human, text, &error)) {
+      if (human == stdout) fmt::print(stderr, "{}: {}\n", out.tool, error);
+      return 2;
+    }
   }
   int code = 0;
   // Evidence and paths are raw bytes from outside: invalid UTF-8 becomes U+FFFD, never an

@@ -1,7 +1,9 @@
 #include "compare/terminal_text.h"
 #include "launch/run_modes.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -69,12 +71,19 @@ ProbeOptions probe_options(const Options& o) {
 
 // The --rank-report file already at `path`: the run identity it was written under and who
 // wrote it ("rank 1 on node02"), read from its first MiB. "" when it says nothing readable.
+// Only a regular file is read: O_NONBLOCK so that a FIFO at the name cannot hang the open,
+// O_NOFOLLOW so that a link there is not read through.
 std::string existing_report_run(const std::string& path, std::string* writer) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return "";
-  std::string text(1u << 20, '\0');
-  text.resize(std::fread(&text[0], 1, text.size(), f));
-  std::fclose(f);
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return "";
+  struct stat st {};
+  std::string text;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    text.resize(1u << 20);
+    ssize_t n = ::read(fd, &text[0], text.size());
+    text.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  }
+  ::close(fd);
   BoundedJson j = parse_bounded_json(text);
   if (j.status != BoundedJsonStatus::ok || !j.value.is_object()) return "";
   const auto& v = j.value;

@@ -351,6 +351,9 @@ bool record_from_json(const json& j, RankRecord* out, std::string* error) {
       }
     }
     RankRecord r;
+    // Required, so null is no default either: a record that says nothing of its rank would
+    // be counted as rank 0.
+    if (j.at("rank").is_null()) throw std::runtime_error("\"rank\" is not an integer in [0, " + std::to_string(INT_MAX) + "]");
     r.rank = static_cast<int>(integer(j, "rank", 0, 0, INT_MAX));
     r.host = j.at("host").get<std::string>();
     r.pid = static_cast<long>(integer(j, "pid", 0, 0, LONG_MAX));

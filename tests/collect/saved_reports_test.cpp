@@ -4,6 +4,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -129,6 +131,27 @@ TEST_CASE("load_saved_job groups as it reads and keeps only the first records") 
   REQUIRE(job.kept.size() == 2);
   CHECK(job.kept[1].rank == 6);
   CHECK(job.kept[1].host == "node2");
+}
+
+TEST_CASE("a rank that is null, negative, fractional or a string is refused, with one message shape") {
+  Dir d;
+  std::vector<std::string> errors;
+  for (const char* bad : {R"({"rank": null, "host": "a", "nccl": {}})",
+                          R"({"rank": -1, "host": "a", "nccl": {}})",
+                          R"({"rank": 1.5, "host": "a", "nccl": {}})",
+                          R"({"rank": "0", "host": "a", "nccl": {}})"}) {
+    INFO(bad);
+    SavedJob s = load_saved_job({d.write("bad.json", bad)}, kKeepAll);
+    CHECK(s.status == SavedStatus::bad_input);
+    CHECK(s.error.find("bad.json") != std::string::npos);
+    errors.push_back(s.error);
+  }
+  // null was read as rank 0; now it says what -1 says.
+  CHECK(errors[0] == errors[1]);
+  CHECK(errors[0].find("\"rank\" is not an integer") != std::string::npos);
+  SavedJob missing = load_saved_job({d.write("bad.json", R"({"host": "a", "nccl": {}})")}, kKeepAll);
+  CHECK(missing.status == SavedStatus::bad_input);
+  CHECK(missing.error.find("missing required key \"rank\"") != std::string::npos);
 }
 
 TEST_CASE("numbers out of range or of the wrong kind are refused, not converted") {

@@ -76,6 +76,22 @@ TEST_CASE("RAS text and JSON from the sources: one situation, the same findings"
   CHECK(described(text_findings(read(slurp("status-pdsh.txt")))) == from_json);
 }
 
+TEST_CASE("RAS JSON without the keys the reader does not need is read; a missing key is named") {
+  const std::string trimmed = slurp("status-trimmed.json");
+  REQUIRE(trimmed.find("\"communicators_count\"") == std::string::npos);
+  RasReport r = read_ras_json(trimmed, "status-trimmed.json");
+  CHECK(r.message == "");
+  REQUIRE(r.status == RasReport::Status::ok);
+  CHECK(described(judge_ras(r)) == described(judge_ras(read_ras_json(slurp("status.json"), "status.json"))));
+  // What is said is what is wrong, never the keys that are there.
+  RasReport bad = read_ras_json(R"({"nccl_version": "2.28.9", "communicators": {}})", "c.json");
+  CHECK(bad.message == "c.json: not NCCL RAS JSON output (ncclras -f json): \"communicators\" is a JSON object, not an array");
+  bad = read_ras_json(R"({"communicators": []})", "v.json");
+  CHECK(bad.message == "v.json: not NCCL RAS JSON output (ncclras -f json): no \"nccl_version\" key");
+  bad = read_ras_json("[1]", "a.json");
+  CHECK(bad.message == "a.json: not NCCL RAS JSON output (ncclras -f json): the document is a JSON array, not an object");
+}
+
 // pdsh's host label, srun's task label, a millisecond clock and a time stamp before every line,
 // blank lines included: line repair takes them off (a host name once it has stood before the
 // report's first line), and the report reads as it does bare.

@@ -743,6 +743,193 @@ watchdog_alone|watchdog_root)
   show "$(jqr '.findings[] | select(.code == "rank-timeout") | .message')"
   ;;
 
+# ---- Outputs and standard output --------------------------------------------------------------
+# Outputs (--json, --html, --prometheus, --rank-report, --write-baseline) are written into a
+# scratch tree $W/t; every case lists that tree before and after (name, type, size, mode, link
+# target) and asserts that nothing but the named output changed.
+output_*|stdout_full|explain_stdout_full|input_symlink_loop|pickle_stdin|record_rank_null|ras_keys)
+  fixtures=$(cd "$(dirname "$0")/../fixtures" && pwd)
+  ras=$fixtures/evidence/ras-text/status.json
+  t=$W/t
+  mkdir -p "$t"
+  printf 'secret\n' >"$t/victim"
+  tree() { find "$t" -printf '%p %y %s %m %l\n' | sort; }
+  # run_io STDIN STDOUT ARGS...: run with standard input and output of our choosing.
+  run_io() {
+    local in=$1 out=$2
+    shift 2
+    local t0
+    t0=$(date +%s%N)
+    timeout -k 2 $((BOUND + 20)) env -i HOME="$W/home" PATH="$W/emptybin" "$probe" "$@" <"$in" >"$out" 2>"$W/err"
+    rc=$?
+    secs=$(awk -v a="$t0" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
+  }
+  expect_tree_unchanged() {  # expect_tree_unchanged BEFORE_FILE [NAME_THAT_MAY_CHANGE]
+    local after
+    after=$(tree)
+    if [ -n "${2:-}" ]; then
+      diff <(grep -v "^$2 " "$1") <(printf '%s\n' "$after" | grep -v "^$2 ") >/dev/null ||
+        { bad "the scratch tree changed beyond $2"; diff "$1" <(printf '%s\n' "$after") | head -10 | sed 's/^/  /'; }
+    else
+      diff "$1" <(printf '%s\n' "$after") >/dev/null ||
+        { bad "the scratch tree changed"; diff "$1" <(printf '%s\n' "$after") | head -10 | sed 's/^/  /'; }
+    fi
+  }
+  tree >"$W/before"
+  case $case_name in
+    output_dev_null)
+      # A device node of the scratch tree's own (c 1 3, what /dev/null is), so that a writer that
+      # still replaced devices would replace it, not the machine's /dev/null.
+      [ "$(id -u)" -eq 0 ] || skip "making a device node needs root"
+      mknod "$t/null" c 1 3 && chmod 666 "$t/null" || skip "mknod failed"
+      : >"$t/null" 2>/dev/null || skip "device nodes cannot be opened on this file system (nodev)"
+      tree >"$W/before"
+      run_io /dev/null "$W/out" diagnose "$ras" --json "$t/null" -q
+      expect_rc 1
+      [ "$(stat -c %F "$t/null")" = "character special file" ] || bad "$t/null is now a $(stat -c %F "$t/null")"
+      expect_tree_unchanged "$W/before"
+      [ -s "$W/err" ] && bad "stderr is not empty: $(head -c 300 "$W/err")"
+      # Only now the machine's own /dev/null: the scratch node proved it is written through.
+      if [ "$fail" -eq 0 ]; then
+        run_io /dev/null "$W/out" diagnose "$ras" --json /dev/null -q
+        expect_rc 1
+        [ "$(stat -c %F /dev/null)" = "character special file" ] || bad "/dev/null is now a $(stat -c %F /dev/null)"
+      fi
+      show "the device node is still a $(stat -c %F "$t/null")" ;;
+    output_symlink)
+      ln -s victim "$t/report.json"
+      ln -s victim "$t/metrics.prom"
+      ln -s victim "$t/rank-0.json"
+      tree >"$W/before"
+      run_io /dev/null "$W/out" diagnose "$ras" --json "$t/report.json" -q
+      expect_rc 2
+      expect_one_line_naming "$t/report.json" "--json .*is a symbolic link \(to victim\).*remove the link"
+      # The gate's outputs: --prometheus and --rank-report (the per-rank writer, no replace).
+      run_io /dev/null "$W/out" --timeout "$T" --prometheus "$t/metrics.prom" -q
+      expect_rc 2
+      expect_one_line_naming "$t/metrics.prom" "--prometheus .*is a symbolic link"
+      run_io /dev/null "$W/out" --timeout "$T" --rank-report "$t/rank-%r.json" -q
+      grep -qE -- "--rank-report .*rank-0.json: is a symbolic link" "$W/err" ||
+        bad "--rank-report through a link not refused: $(head -c 300 "$W/err")"
+      [ "$(cat "$t/victim")" = secret ] || bad "the link's target was written"
+      expect_tree_unchanged "$W/before"
+      show "$(head -1 "$W/err")" ;;
+    output_fifo)
+      mkfifo "$t/fifo"
+      tree >"$W/before"
+      run_io /dev/null "$W/out" diagnose "$ras" --json "$t/fifo" -q
+      expect_rc 2
+      expect_bounded
+      expect_one_line_naming "$t/fifo" "is a FIFO with no reader"
+      # With a reader: written through, the FIFO stays one.
+      timeout 20 cat "$t/fifo" >"$W/from-fifo" &
+      reader=$!
+      sleep 0.3
+      run_io /dev/null "$W/out" diagnose "$ras" --json "$t/fifo" -q
+      wait "$reader"
+      expect_rc 1
+      jq -e '.verdict' "$W/from-fifo" >/dev/null 2>&1 || bad "the reader did not get the JSON report"
+      [ -p "$t/fifo" ] || bad "$t/fifo is no longer a FIFO"
+      expect_tree_unchanged "$W/before"
+      show "no reader: $(head -c 200 "$W/err")" ;;
+    output_dir)
+      mkdir -p "$t/reports"
+      tree >"$W/before"
+      run_io /dev/null "$W/out" diagnose "$ras" --json "$t/reports" -q
+      expect_rc 2
+      expect_one_line_naming "$t/reports" "--json .*is a directory: not written"
+      expect_tree_unchanged "$W/before"
+      # A regular file is replaced whole, keeping its mode; the standard streams' names are
+      # written through the descriptor the shell opened (> file).
+      printf 'old\n' >"$t/r.json"
+      chmod 600 "$t/r.json"
+      tree >"$W/before"
+      run_io /dev/null "$W/out" diagnose "$ras" --json "$t/r.json" -q
+      expect_rc 1
+      [ "$(stat -c %a "$t/r.json")" = 600 ] || bad "the replaced file's mode is $(stat -c %a "$t/r.json"), not 600"
+      jq -e '.verdict' "$t/r.json" >/dev/null || bad "$t/r.json is not the report"
+      expect_tree_unchanged "$W/before" "$t/r.json"
+      run_io /dev/null "$t/stdout.json" diagnose "$ras" --json /dev/stdout -q
+      expect_rc 1
+      jq -e '.verdict' "$t/stdout.json" >/dev/null || bad "--json /dev/stdout did not reach the file the shell opened"
+      show "$(head -c 200 "$W/err" | head -1)" ;;
+    stdout_full)
+      [ -w /dev/full ] || skip "no /dev/full"
+      for args in "diagnose $ras" "diagnose $ras --json - -q" "collectives $fixtures/evidence/ras-text" "compare $fixtures/compare/rank_ok.json"; do
+        mode=${args%% *}
+        # shellcheck disable=SC2086
+        run_io /dev/null /dev/full $args
+        expect_rc 2
+        expect_one_line_naming "denpex-probe $mode: cannot write to standard output: No space left on device" "^denpex-probe $mode: cannot write"
+      done
+      # --json - with the human text on stderr: stderr full, nothing can be said, exit 2.
+      timeout 20 env -i "$probe" diagnose "$ras" --json - >/dev/null 2>/dev/full
+      rc=$?
+      expect_rc 2
+      run_io /dev/null /dev/full --version
+      expect_rc 2
+      grep -q "cannot write to standard output: No space left on device" "$W/err" || bad "--version: no line"
+      expect_tree_unchanged "$W/before"
+      show "$(head -1 "$W/err")" ;;
+    explain_stdout_full)
+      [ -w /dev/full ] || skip "no /dev/full"
+      run_io /dev/null /dev/full explain nccl.init
+      expect_rc 2
+      expect_one_line_naming "denpex-probe explain: cannot write to standard output: No space left on device" "."
+      run_io /dev/null /dev/full explain nccl.init --json
+      expect_rc 2
+      expect_one_line_naming "denpex-probe explain: cannot write to standard output: No space left on device" "."
+      expect_tree_unchanged "$W/before"
+      show "$(head -1 "$W/err")" ;;
+    input_symlink_loop)
+      ln -s loop-b "$t/loop-a"
+      ln -s loop-a "$t/loop-b"
+      tree >"$W/before"
+      for args in "diagnose" "collectives" "compare" "--timeout $T --baseline"; do
+        # shellcheck disable=SC2086
+        run_io /dev/null "$W/out" $args "$t/loop-a"
+        expect_rc 2
+        expect_one_line_naming "$t/loop-a" "too many levels of symbolic links"
+        grep -qi "no such file" "$W/err" && bad "$args: says 'no such file' for a link loop"
+      done
+      expect_tree_unchanged "$W/before"
+      show "$(head -1 "$W/err")" ;;
+    pickle_stdin)
+      dump=$fixtures/evidence/fr-gloo-torch-2.8.0/stuck/nccl_trace_rank_0
+      run_io "$dump" "$W/out" diagnose -
+      expect_rc 2
+      expect_one_line_naming "standard input" "Flight Recorder dump \(pickle\).*give the dump files"
+      expect_tree_unchanged "$W/before"
+      show "$(head -1 "$W/err")" ;;
+    record_rank_null)
+      jq '.rank = null' "$fixtures/compare/rank_ok.json" >"$t/rank-null.json"
+      jq '.rank = -1' "$fixtures/compare/rank_ok.json" >"$t/rank-negative.json"
+      tree >"$W/before"
+      run_io /dev/null "$W/out" compare "$t/rank-negative.json"
+      expect_rc 2
+      negative=$(sed "s|$t/rank-negative.json|FILE|" "$W/err")
+      run_io /dev/null "$W/out" compare "$t/rank-null.json"
+      expect_rc 2
+      expect_one_line_naming "$t/rank-null.json" '"rank" is not an integer'
+      [ "$(sed "s|$t/rank-null.json|FILE|" "$W/err")" = "$negative" ] || bad "null and -1 are not refused alike"
+      expect_tree_unchanged "$W/before"
+      show "$(head -1 "$W/err")" ;;
+    ras_keys)
+      trimmed=$fixtures/evidence/ras-text/status-trimmed.json
+      run_io /dev/null "$W/out" diagnose "$trimmed" --json "$t/report.json" -q
+      expect_rc 1
+      grep -q "not NCCL RAS JSON" "$W/err" && bad "refused: $(head -c 300 "$W/err")"
+      jq -e 'any(.findings[]; .code == "ras-rank-dead")' "$t/report.json" >/dev/null 2>&1 ||
+        bad "no ras-rank-dead finding from $trimmed"
+      expect_tree_unchanged "$W/before" "$t/report.json"
+      # A document that does lack a key is told which.
+      printf '{"nccl_version": "2.28.9", "cuda_runtime_version": 12080, "communicators": {}}\n' >"$t/bad-ras.json"
+      run_io /dev/null "$W/out" diagnose "$t/bad-ras.json" -q
+      grep -q '"communicators" is a JSON object, not an array' "$W/err" || bad "the wrong key is not named: $(head -c 300 "$W/err")"
+      show "$(head -1 "$W/err")" ;;
+  esac
+  ;;
+
 *)
   say "unknown case $case_name"
   exit 1
