@@ -24,14 +24,16 @@ TEST_CASE("parse_image_env: NAME=VALUE strings as the image config holds them") 
 }
 
 TEST_CASE("parse_image_env: entries that are no environment entry are ignored with a note") {
-  ImageEnv e = parse_image_env(R"(["A=1", 5, null, {}, "NOEQ", "=v", "N=a\u0000b"])");
+  ImageEnv e = parse_image_env(R"(["A=1", 5, "N=a\u0000b", "NOEQ", "=v", null])");
   REQUIRE(e.status == ImageEnvStatus::ok);
   CHECK(e.env.size() == 1);
   CHECK(e.env["A"] == "1");
-  REQUIRE(e.notes.size() == 6);
+  REQUIRE(e.notes.size() == 5);
   CHECK(e.notes[0] == "entry 2 is a JSON number, not a \"NAME=VALUE\" string; ignored");
+  CHECK(e.notes[1] == "entry 3 holds a NUL byte; ignored");
+  CHECK(e.notes[2] == "entry 4 is not NAME=VALUE; ignored");
   CHECK(e.notes[3] == "entry 5 is not NAME=VALUE; ignored");
-  CHECK(e.notes[5] == "entry 7 holds a NUL byte; ignored");
+  CHECK(e.notes[4] == "entry 6 is a JSON null, not a \"NAME=VALUE\" string; ignored");
   // Thousands of bad entries: a few lines and a count.
   std::string many = "[";
   for (int i = 0; i < 1000; ++i) many += "1,";
