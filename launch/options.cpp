@@ -90,6 +90,11 @@ void add_probe_options(CLI::App& app, Options* out) {
                  "With --root: the image's architecture (amd64/x86_64, arm64/aarch64), e.g. the "
                  "image config's; its files must agree (default: from its ld.so or /bin/sh)")
       ->type_name("ARCH");
+  app.add_option("--image-env", out->image_env,
+                 "With --root: the image's environment, a JSON array of \"NAME=VALUE\" strings "
+                 "(the image config's Env); probed instead of this process's environment, which "
+                 "nothing in it reaches")
+      ->type_name("FILE");
   app.add_option("--timeout", out->timeout,
                  "Bound on the whole run in seconds; hung steps are cut off, ranks that have not "
                  "reported are named (default: 30)")
@@ -162,6 +167,10 @@ ParseStatus check_combinations(Options* out) {
   }
   if (!out->image_name.empty() && out->root.empty()) {
     std::cerr << "denpex-probe: --image-name needs --root (it names the image read there)\n";
+    return ParseStatus::usage;
+  }
+  if (!out->image_env.empty() && out->root.empty()) {
+    std::cerr << "denpex-probe: --image-env needs --root (it is the environment of the image read there)\n";
     return ParseStatus::usage;
   }
   if (out->mode != RunMode::probe && out->mode != RunMode::root && !out->root.empty()) {

@@ -33,6 +33,8 @@ struct Options {
   std::string root;                       // --root
   std::string image_name;                 // --image-name (with --root; "" = the --root path)
   std::string arch;                       // --arch (with --root): amd64/x86_64, arm64/aarch64
+  std::string image_env;                  // --image-env FILE (with --root): the image's Env, as
+                                          // data ("" = this process's environment stands for it)
   std::string prometheus;                 // --prometheus FILE (node_exporter textfile)
   double timeout = 30.0;                  // --timeout seconds for the whole run
   bool require_gpu = false;               // --require-gpu

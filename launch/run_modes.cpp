@@ -28,6 +28,7 @@
 #include "compare/bounded_json.h"
 #include "compare/finding_codes.h"
 #include "compare/report.h"
+#include "launch/image_env.h"
 #include "launch/judge_and_report.h"
 #include "probe/isolated_call.h"
 #include "probe/monotonic_clock.h"
@@ -181,12 +182,28 @@ int run_single(const Options& o) {
       return 2;
     }
   }
+  // --image-env: the image's declared environment is data for the probe to read; this
+  // process's own environment (the caller's) stays as it is.
+  ImageEnv image_env;
+  if (!o.image_env.empty()) {
+    image_env = read_image_env(o.image_env);
+    if (image_env.status != ImageEnvStatus::ok) {
+      std::fprintf(stderr, "denpex-probe: --image-env %s: %s\n", terminal_text(o.image_env).c_str(),
+                   terminal_text(image_env.error).c_str());
+      return 2;
+    }
+    if (!o.quiet)
+      for (const auto& n : image_env.notes)
+        std::fprintf(stderr, "denpex-probe: --image-env %s: %s\n", terminal_text(o.image_env).c_str(),
+                     terminal_text(n).c_str());
+  }
   constexpr size_t kStepBytes = 256;
   void* page = ::mmap(nullptr, kStepBytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
                       -1, 0);
   char* step = page == MAP_FAILED ? nullptr : static_cast<char*>(page);
   if (step) step[0] = '\0';
   ProbeOptions po = probe_options(o);
+  if (!o.image_env.empty()) po.env = std::move(image_env.env);
   po.on_step = [step](const char* what) {
     if (step) std::snprintf(step, kStepBytes, "%s", what);
   };

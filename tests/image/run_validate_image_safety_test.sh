@@ -6,7 +6,15 @@
 #   - a container engine whose `save` never returns, and a probe stuck on a hung file system:
 #     the run ends at --timeout with one line saying where it was;
 #   - a clean image unpacked under /tmp (writable by every user, but sticky) passes --strict
-#     as root: nothing under --root is loaded, so where the tree lies is no trust question.
+#     as root: nothing under --root is loaded, so where the tree lies is no trust question;
+#   - nothing from an image reaches the host: a config Env setting LD_AUDIT (an audit library
+#     built here that leaves a marker), LD_DEBUG_OUTPUT, LD_LIBRARY_PATH (a host directory with
+#     a library the probe would pick) or LD_PRELOAD is data for the probe, never its environment;
+#     manifest paths (absolute, `..`), OCI digests that are no algorithm:hex, and archive
+#     members that are symbolic links out (manifest.json, a layer, a blob) are refused with one
+#     line; hard links and names tar escapes (backslash, newline) through a lower layer's link
+#     are refused. Each: the exit status, the one line, no marker, a scratch tree beside the
+#     archive unchanged (path, size, mtime, mode, link count).
 #
 # usage: run_validate_image_safety_test.sh VALIDATE_IMAGE PROBE STANDINS_DIR WORKDIR
 set -uo pipefail
@@ -86,6 +94,176 @@ echo '[{"Config":"cfg.json","RepoTags":["test/clean:1"],"Layers":["a/layer.tar"]
 tar -C "$C/img" -cf "$work/clean.tar" .
 TMPDIR=/tmp run_vi clean-under-tmp 0 30 --strict --json "$work/clean-under-tmp.json" "$work/clean.tar"
 has clean-under-tmp '.verdict == "pass" and ([.findings[] | select(.code == "probe-untrusted-library")] | length == 0)'
+
+# --- nothing from an image reaches the host ---------------------------------------------------------
+command -v python3 >/dev/null && command -v cc >/dev/null || { echo "FAIL: python3 and cc are needed" >&2; exit 1; }
+X=$work/hostile; S=$X/scratch; M=$S/markers
+mkdir -p "$X/lib" "$X/llp" "$M" "$S/dir" "$X/tmp"
+echo victim >"$S/victim.txt"; chmod 444 "$S/victim.txt"; echo file >"$S/dir/file"
+cat >"$X/marker.c" <<'C'
+#include <fcntl.h>
+#include <unistd.h>
+static void mark(const char *p) { int fd = open(p, O_CREAT | O_WRONLY, 0644); if (fd >= 0) close(fd); }
+unsigned int la_version(unsigned int v) { mark(MARKER_DIR "/audit-loaded"); return v; }
+__attribute__((constructor)) static void ctor(void) { mark(MARKER_DIR "/" MARKER_NAME); }
+C
+cc -shared -fPIC -o "$X/lib/libaudit-marker.so" -DMARKER_DIR="\"$M\"" -DMARKER_NAME='"library-loaded"' "$X/marker.c"
+# The library ld.so would load an audit library like this one: proof that the marker works.
+LD_AUDIT=$X/lib/libaudit-marker.so /bin/true; [ -e "$M/audit-loaded" ] || bad "the audit marker library does not work"
+# A library the probe needs, without symbol versions, shadowed in a host directory by a filter
+# of the real one (so the probe still runs) that leaves a marker when loaded.
+llp=
+while read -r soname real; do
+  ! objdump -p "$real" 2>/dev/null | grep -q '^Version definitions:' || continue
+  cc -shared -fPIC -o "$X/llp/$soname" -Wl,-soname,"$soname" -Wl,--filter="$real" \
+    -DMARKER_DIR="\"$M\"" -DMARKER_NAME='"llp-loaded"' "$X/marker.c" 2>/dev/null && { llp=$soname; break; }
+done < <(ldd "$probe" | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }' |
+         grep -vE '^(libc|libm|libstdc\+\+|libgcc_s|ld-linux|libdl|libpthread|librt)\.')
+if [ -n "$llp" ]; then
+  LD_LIBRARY_PATH=$X/llp "$probe" --version >/dev/null && [ -e "$M/llp-loaded" ] ||
+    bad "the LD_LIBRARY_PATH marker ($llp) is not loaded by the probe, or breaks it"
+else
+  echo "note: the probe needs no unversioned library to shadow; the LD_LIBRARY_PATH case only checks the exit"
+fi
+rm -f "$M"/*
+snap() { find "$S" -printf '%p %s %T@ %m %n %y %l\n' | LC_ALL=C sort; }
+
+# py_tar OUT JSON: a tar from [[name, kind, arg], ...], kind f (arg: text, or @FILE), l (symlink),
+# h (hard link), d (directory); names and targets exactly as given (absolute, .., escapes).
+py_tar() {
+  python3 - "$@" <<'PY'
+import io, json, sys, tarfile
+out, spec = sys.argv[1], json.loads(sys.argv[2])
+with tarfile.open(out, "w", format=tarfile.GNU_FORMAT) as t:
+    for name, kind, arg in spec:
+        ti = tarfile.TarInfo(name); ti.mode = 0o644; ti.mtime = 0
+        if kind == "f":
+            data = open(arg[1:], "rb").read() if arg.startswith("@") else arg.encode()
+            ti.size = len(data); t.addfile(ti, io.BytesIO(data)); continue
+        ti.type = {"l": tarfile.SYMTYPE, "h": tarfile.LNKTYPE, "d": tarfile.DIRTYPE}[kind]
+        if kind == "d": ti.mode = 0o755
+        ti.linkname = arg; t.addfile(ti)
+PY
+}
+# A clean layer and config; the host's copy of the layer sits in the scratch tree.
+tree "$X/clean"; rm -rf "$X/clean/usr/local"; tar -C "$X/clean" -cf "$X/layer.tar" .
+cp "$X/layer.tar" "$S/host-layer.tar"
+cfg_env() { jq -cn --args '{architecture: "amd64", os: "linux", config: {Env: $ARGS.positional}}' "$@"; }
+cfg_env PATH=/bin >"$S/host-config.json"
+snap >"$X/before"
+# docker_tar OUT MANIFEST_JSON CONFIG_JSON [EXTRA_SPEC]: a docker-save archive with the clean layer
+# as l0/layer.tar and the config as cfg.json; EXTRA_SPEC members replace or add.
+docker_tar() {
+  local out=$1 man=$2 cfg=$3 extra=${4:-[]}
+  printf '%s' "$cfg" >"$X/cfg.json"; printf '%s' "$man" >"$X/manifest.json"
+  py_tar "$out" "$(jq -cn --arg l "@$X/layer.tar" --arg c "@$X/cfg.json" --arg m "@$X/manifest.json" --argjson e "$extra" '
+    ([["l0", "d", ""], ["l0/layer.tar", "f", $l], ["cfg.json", "f", $c], ["manifest.json", "f", $m]]
+     | map(select(.[0] as $n | ($e | map(.[0]) | index($n)) | not))) + $e')"
+}
+good_manifest='[{"Config":"cfg.json","RepoTags":["t:1"],"Layers":["l0/layer.tar"]}]'
+# oci_tar OUT LAYER_DIGEST CONFIG_DIGEST MANIFEST_DIGEST [EXTRA_SPEC]: an OCI layout with the clean
+# layer and config; a digest given as "-" is the real one.
+oci_tar() {
+  local out=$1 ld=$2 cd=$3 md=$4 extra=${5:-[]} lh ch mh
+  cfg_env PATH=/bin >"$X/oci-cfg.json"
+  lh=$(sha256sum "$X/layer.tar" | cut -d' ' -f1); ch=$(sha256sum "$X/oci-cfg.json" | cut -d' ' -f1)
+  [ "$ld" != - ] || ld=sha256:$lh; [ "$cd" != - ] || cd=sha256:$ch
+  jq -cn --arg l "$ld" --arg c "$cd" '{schemaVersion: 2, config: {digest: $c}, layers: [{digest: $l}]}' >"$X/oci-man.json"
+  mh=$(sha256sum "$X/oci-man.json" | cut -d' ' -f1); [ "$md" != - ] || md=sha256:$mh
+  jq -cn --arg m "$md" '{schemaVersion: 2, manifests: [{digest: $m}]}' >"$X/oci-index.json"
+  py_tar "$out" "$(jq -cn --arg lh "$lh" --arg ch "$ch" --arg mh "$mh" --arg X "$X" --argjson e "$extra" '
+    ([["index.json", "f", "@\($X)/oci-index.json"], ["blobs", "d", ""], ["blobs/sha256", "d", ""],
+      ["blobs/sha256/\($lh)", "f", "@\($X)/layer.tar"], ["blobs/sha256/\($ch)", "f", "@\($X)/oci-cfg.json"],
+      ["blobs/sha256/\($mh)", "f", "@\($X)/oci-man.json"]]
+     | map(select(.[0] as $n | ($e | map(.[0]) | index($n)) | not))) + $e')"
+}
+
+# hostile NAME EXPECTED_EXIT "WORDS" ARCHIVE: validate-image -q on it (unpacking beside the
+# scratch tree, so `..` paths reach it); exit 2 is exactly one line holding WORDS; no marker;
+# the scratch tree unchanged.
+hostile() {
+  local name=$1 want=$2 words=$3 a=$4 rc=0
+  TMPDIR=$X/tmp timeout -k 5 60 "$vi" --probe "$probe" -q --timeout 30 --json "$work/$name.json" "$a" \
+    >"$work/$name.out" 2>"$work/$name.err" || rc=$?
+  [ "$rc" = "$want" ] || { cat "$work/$name.err" >&2; bad "$name: exit $rc, expected $want"; }
+  if [ "$rc" = 2 ]; then
+    [ "$(wc -l <"$work/$name.err")" = 1 ] || bad "$name: exit 2 with more than one line: $(head -c 400 "$work/$name.err")"
+  fi
+  [ -z "$words" ] || says "$name" "$words"
+  [ -z "$(ls -A "$M")" ] || { bad "$name: marker(s) $(ls -A "$M" | tr '\n' ' ')"; rm -f "$M"/*; snap >"$X/before"; }
+  snap >"$X/after"
+  # After a change, the next case is compared with the tree as this one left it.
+  cmp -s "$X/before" "$X/after" || { bad "$name: the scratch tree changed: $(diff "$X/before" "$X/after" | grep '^[<>]' | head -n 4 | tr '\n' ';')"; snap >"$X/before"; }
+  [ -z "$(ls -A "$X/tmp")" ] || bad "$name: validate-image left $(ls -A "$X/tmp")"
+  echo "ok? $name (exit $rc)"
+}
+# ../ from validate-image's unpack directory ($X/tmp/validate-image.XXXXXX/archive) to the scratch tree.
+up=../../../scratch
+
+# The image's loader variables are data: the probe reads them inside the image, loads nothing.
+docker_tar "$X/env-audit.tar" "$good_manifest" "$(cfg_env PATH=/usr/bin:/bin "LD_AUDIT=$X/lib/libaudit-marker.so")"
+hostile env-audit 0 "" "$X/env-audit.tar"
+docker_tar "$X/env-debug.tar" "$good_manifest" "$(cfg_env PATH=/usr/bin:/bin LD_DEBUG=all "LD_DEBUG_OUTPUT=$M/lddebug")"
+hostile env-debug 0 "" "$X/env-debug.tar"
+docker_tar "$X/env-llp.tar" "$good_manifest" "$(cfg_env PATH=/usr/bin:/bin "LD_LIBRARY_PATH=$X/llp")"
+hostile env-llp 0 "" "$X/env-llp.tar"
+# An image LD_PRELOAD naming a library inside it (a marker NCCL): modelled (nccl.origin
+# LD_PRELOAD), not loaded.
+mkdir -p "$X/pre/opt/pre"; cp -L "$standins/nccl-2.27.3/libnccl.so.2" "$X/pre/opt/pre/libnccl.so.2"
+tar -C "$X/pre" -cf "$X/pre-layer.tar" .
+docker_tar "$X/env-preload.tar" '[{"Config":"cfg.json","Layers":["l0/layer.tar","l1/layer.tar"]}]' \
+  "$(cfg_env PATH=/usr/bin:/bin LD_PRELOAD=/opt/pre/libnccl.so.2 "LD_AUDIT=$X/lib/libaudit-marker.so")" \
+  "[[\"l1\", \"d\", \"\"], [\"l1/layer.tar\", \"f\", \"@$X/pre-layer.tar\"]]"
+hostile env-preload 0 "" "$X/env-preload.tar"
+has env-preload '.ranks[0].nccl.origin == "LD_PRELOAD" and .ranks[0].nccl.path == "/opt/pre/libnccl.so.2" and .ranks[0].nccl.version == "2.27.3"'
+
+# Paths that leave the archive.
+docker_tar "$X/layers-abs.tar" "[{\"Config\":\"cfg.json\",\"Layers\":[\"$S/host-layer.tar\"]}]" "$(cfg_env PATH=/bin)"
+hostile layers-abs 2 "Layers entry 1 \"$S/host-layer.tar\" is not a plain relative path inside the archive" "$X/layers-abs.tar"
+docker_tar "$X/layers-dotdot.tar" "[{\"Config\":\"cfg.json\",\"Layers\":[\"$up/host-layer.tar\"]}]" "$(cfg_env PATH=/bin)"
+hostile layers-dotdot 2 "Layers entry 1 \"$up/host-layer.tar\" is not a plain relative path" "$X/layers-dotdot.tar"
+docker_tar "$X/config-abs.tar" "[{\"Config\":\"$S/host-config.json\",\"Layers\":[\"l0/layer.tar\"]}]" "$(cfg_env PATH=/bin)"
+hostile config-abs 2 "Config \"$S/host-config.json\" is not a plain relative path" "$X/config-abs.tar"
+docker_tar "$X/config-dotdot.tar" "[{\"Config\":\"l0/../$up/host-config.json\",\"Layers\":[\"l0/layer.tar\"]}]" "$(cfg_env PATH=/bin)"
+hostile config-dotdot 2 "is not a plain relative path inside the archive" "$X/config-dotdot.tar"
+oci_tar "$X/digest-dotdot.tar" "sha256:../../etc/passwd" - -
+hostile digest-dotdot 2 'layer 1 digest "sha256:../../etc/passwd" is not algorithm:hex' "$X/digest-dotdot.tar"
+oci_tar "$X/digest-xyz.tar" - sha256:XYZ -
+hostile digest-xyz 2 'config digest "sha256:XYZ" is not algorithm:hex' "$X/digest-xyz.tar"
+oci_tar "$X/digest-empty.tar" - - ""
+hostile digest-empty 2 'manifest digest "" is not algorithm:hex' "$X/digest-empty.tar"
+oci_tar "$X/digest-short.tar" "sha256:$(printf 'a%.0s' {1..63})" - -
+hostile digest-short 2 "has 63 hex digits, not what sha256 has" "$X/digest-short.tar"
+# Members that are links out of the archive, and one that stays inside (allowed: docker's
+# legacy save links shared layers).
+docker_tar "$X/manifest-link.tar" "$good_manifest" "$(cfg_env PATH=/bin)" "[[\"manifest.json\", \"l\", \"/etc/shadow\"]]"
+hostile manifest-link 2 "manifest.json is a symbolic link leading outside the archive; refused" "$X/manifest-link.tar"
+docker_tar "$X/layer-link.tar" "$good_manifest" "$(cfg_env PATH=/bin)" "[[\"l0/layer.tar\", \"l\", \"$S/host-layer.tar\"]]"
+hostile layer-link 2 "Layers entry 1 l0/layer.tar is a symbolic link leading outside the archive" "$X/layer-link.tar"
+docker_tar "$X/config-link.tar" "$good_manifest" "$(cfg_env PATH=/bin)" "[[\"cfg.json\", \"l\", \"$up/host-config.json\"]]"
+hostile config-link 2 "Config cfg.json is a symbolic link leading outside the archive" "$X/config-link.tar"
+docker_tar "$X/layer-link-inside.tar" '[{"Config":"cfg.json","Layers":["l0/layer.tar","l1/layer.tar"]}]' "$(cfg_env PATH=/bin)" \
+  '[["l1", "d", ""], ["l1/layer.tar", "l", "../l0/layer.tar"]]'
+hostile layer-link-inside 0 "" "$X/layer-link-inside.tar"
+lh=$(sha256sum "$X/layer.tar" | cut -d' ' -f1)
+oci_tar "$X/blob-link.tar" - - - "[[\"blobs/sha256/$lh\", \"l\", \"$S/host-layer.tar\"]]"
+hostile blob-link 2 "layer 1 blobs/sha256/$lh is a symbolic link leading outside the archive" "$X/blob-link.tar"
+# (GNU tar itself refuses a directory member over a link it made: never written through.)
+oci_tar "$X/blobs-dir-link.tar" - - - "[[\"blobs\", \"l\", \"$S\"]]"
+hostile blobs-dir-link 2 "is not a readable tar archive" "$X/blobs-dir-link.tar"
+# Layers reaching out through a lower layer's link: a hard link (its clean-up's chmod would
+# change the host file's mode), and names tar's listing escapes (a backslash, a newline).
+for c in hardlink backslash newline; do
+  case $c in
+    hardlink) lower="[[\"esc\", \"l\", \"$S\"]]"; upper='[["h", "h", "esc/victim.txt"]]'; words="hard-links h to a file outside the tree" ;;
+    backslash) lower="[[\"a\\\\b\", \"l\", \"$S\"]]"; upper='[["a\\b/evil.txt", "f", "pwned"]]'; words="through a symbolic link of a lower layer" ;;
+    newline) lower="[[\"a\\nb\", \"l\", \"$S\"]]"; upper='[["a\nb/evil.txt", "f", "pwned"]]'; words="through a symbolic link of a lower layer" ;;
+  esac
+  py_tar "$X/$c-1.tar" "$lower"; py_tar "$X/$c-2.tar" "$upper"
+  docker_tar "$X/through-$c.tar" '[{"Config":"cfg.json","Layers":["l0/layer.tar","l1/layer.tar","l2/layer.tar"]}]' "$(cfg_env PATH=/bin)" \
+    "[[\"l1\", \"d\", \"\"], [\"l1/layer.tar\", \"f\", \"@$X/$c-1.tar\"], [\"l2\", \"d\", \"\"], [\"l2/layer.tar\", \"f\", \"@$X/$c-2.tar\"]]"
+  hostile "through-$c" 2 "$words" "$X/through-$c.tar"
+done
 
 # --- the deadline --------------------------------------------------------------------------------
 # A container engine that answers `info` but whose `save` never returns.
