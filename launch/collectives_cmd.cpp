@@ -1,4 +1,3 @@
-#include "compare/terminal_text.h"
 #include "launch/collectives_cmd.h"
 
 #include <algorithm>
@@ -11,11 +10,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "compare/terminal_text.h"
 #include "diagnose/collectives_report.h"
-#include "evidence/collective_log.h"
 #include "evidence/classify.h"
+#include "evidence/collective_log.h"
 #include "evidence/collective_trace.h"
 #include "evidence/recorders.h"
+#include "launch/input_paths.h"
 
 namespace denpex {
 
@@ -31,36 +32,6 @@ using nlohmann::json;
 
 constexpr int kExitPass = 0, kExitReject = 1, kExitCannotJudge = 2;
 
-// Files to read, in order (directories: each regular file in it, not recursive); "" and *error
-// when a path is missing.
-std::vector<std::string> expand(const std::vector<std::string>& paths, std::string* error) {
-  std::vector<std::string> files;
-  for (const auto& p : paths) {
-    std::error_code ec;
-    if (fs::is_directory(p, ec)) {
-      std::vector<std::string> in_dir;
-      for (const auto& e : fs::directory_iterator(p, ec))
-        if (e.is_regular_file(ec)) in_dir.push_back(e.path().string());
-      if (in_dir.empty()) {
-        *error = fmt::format("{}: directory holds no files", p);
-        return {};
-      }
-      std::sort(in_dir.begin(), in_dir.end());
-      files.insert(files.end(), in_dir.begin(), in_dir.end());
-    } else if (p == "-" || fs::exists(p, ec)) {
-      files.push_back(p);
-    } else {
-      // exists() is false for a name it could not look up too: a link loop (ELOOP), a
-      // directory on the way that cannot be searched (EACCES); say which.
-      *error = ec && ec != std::errc::no_such_file_or_directory
-                   ? fmt::format("{}: {}", p, ec.value() == ELOOP ? "too many levels of symbolic links (a link loop)"
-                                                                 : ec.message())
-                   : fmt::format("{}: no such file or directory", p);
-      return {};
-    }
-  }
-  return files;
-}
 
 CollectiveInput read_one(const std::string& f, int read_threads) {
   if (f != "-" && file_is_collective_trace(f)) return read_collective_trace(f);
@@ -75,7 +46,7 @@ CollectiveInput read_one(const std::string& f, int read_threads) {
 CollectivesInputs read_inputs(const std::vector<std::string>& paths,
                               std::vector<evidence::ClassifiedInput>* recorded) {
   CollectivesInputs out;
-  std::vector<std::string> all = expand(paths, &out.error);
+  std::vector<std::string> all = input_files(paths, DirectoryWalk::top, &out.error);
   if (!out.error.empty()) return out;
   std::vector<std::string> files;
   for (const auto& f : all) {

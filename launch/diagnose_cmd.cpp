@@ -1,4 +1,3 @@
-#include "compare/terminal_text.h"
 #include "launch/diagnose_cmd.h"
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "collect/saved_reports.h"
+#include "compare/terminal_text.h"
 #include "diagnose/diagnosis.h"
 #include "evidence/classify.h"
 #include "evidence/collective_trace.h"
@@ -21,6 +21,7 @@
 #include "evidence/log_reader.h"
 #include "evidence/recorders.h"
 #include "launch/diagnose_ticket.h"
+#include "launch/input_paths.h"
 
 namespace denpex {
 
@@ -34,38 +35,6 @@ namespace {
 namespace fs = std::filesystem;
 constexpr int kExitCannotJudge = 2;
 
-// Files to read, in order; "-" stays "-". An empty string and an error when a path is missing.
-std::vector<std::string> expand(const std::vector<std::string>& paths, std::string* error) {
-  std::vector<std::string> files;
-  for (const auto& p : paths) {
-    std::error_code ec;
-    if (p == "-") {
-      files.push_back(p);
-    } else if (fs::is_directory(p, ec)) {
-      std::vector<std::string> in_dir;
-      for (auto it = fs::recursive_directory_iterator(p, fs::directory_options::skip_permission_denied, ec);
-           !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
-        if (it->is_regular_file(ec)) in_dir.push_back(it->path().string());
-      if (in_dir.empty()) {
-        *error = fmt::format("{}: directory holds no files", p);
-        return {};
-      }
-      std::sort(in_dir.begin(), in_dir.end());
-      files.insert(files.end(), in_dir.begin(), in_dir.end());
-    } else if (fs::exists(p, ec)) {
-      files.push_back(p);
-    } else {
-      // exists() is false for a name it could not look up too: a link loop (ELOOP), a
-      // directory on the way that cannot be searched (EACCES); say which.
-      *error = ec && ec != std::errc::no_such_file_or_directory
-                   ? fmt::format("{}: {}", p, ec.value() == ELOOP ? "too many levels of symbolic links (a link loop)"
-                                                                 : ec.message())
-                   : fmt::format("{}: no such file or directory", p);
-      return {};
-    }
-  }
-  return files;
-}
 
 // A saved rank record or cluster report (denpex-probe --rank-report / --json): JSON from byte 1.
 bool is_json(const std::string& path) {
@@ -126,7 +95,7 @@ int run(const DiagnoseOptions& o) {
     return kExitCannotJudge;
   }
   std::string error;
-  std::vector<std::string> files = expand(o.paths, &error);
+  std::vector<std::string> files = input_files(o.paths, DirectoryWalk::recursive, &error);
   if (!error.empty()) {
     fmt::print(stderr, "denpex-probe diagnose: {}\n", line(error));
     return kExitCannotJudge;

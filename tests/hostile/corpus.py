@@ -116,7 +116,7 @@ class Corpus:
         self.failures.append(f"FAIL [{name}]: {why}")
         print(f"FAIL [{name}]: {why}", flush=True)
 
-    def run(self, name, args, expect, outputs=(), stdin=None, tree=None, payload="touch"):
+    def run(self, name, args, expect, outputs=(), stdin=None, tree=None, payload="touch", prefix=(), says=""):
         """Runs one case in its own directory; `tree(dir, marker)` makes its inputs and returns the
         argument list's substitutions. `outputs` are the files the case names (relative)."""
         if ONLY and ONLY not in name:
@@ -138,7 +138,8 @@ class Corpus:
         data = stdin(d, marker) if stdin else None
         try:
             extra = {"input": data} if data is not None else {"stdin": subprocess.DEVNULL}
-            r = subprocess.run([self.probe] + argv, cwd=d, env=env, capture_output=True, timeout=TIMEOUT, **extra)
+            r = subprocess.run(list(prefix) + [self.probe] + argv, cwd=d, env=env, capture_output=True, timeout=TIMEOUT,
+                               **extra)
         except subprocess.TimeoutExpired:
             self.fail(name, f"did not finish within {TIMEOUT} s")
             return
@@ -147,6 +148,8 @@ class Corpus:
             self.fail(shown, f"exit {r.returncode}, expected {sorted(expect)}; stderr: {r.stderr[-400:]!r}")
         if r.returncode == 2 and b"denpex-probe" not in r.stderr:
             self.fail(shown, f"exit 2 without a line naming the tool on stderr: {r.stderr[-400:]!r}")
+        if says and says.encode() not in r.stderr:
+            self.fail(shown, f"stderr does not say {says!r}: {r.stderr[-400:]!r}")
         for stream, data_out in (("stdout", r.stdout), ("stderr", r.stderr)):
             why = bad_bytes(data_out)
             if why:
@@ -326,8 +329,76 @@ def main():
     for i, name in enumerate(["\x1b]0;pwned\x07", "nccl.\u202eevil", "$(touch {marker})", "x\x00y"[:1] + "y"]):
         c.run(f"explain_{i}", ["explain", name], {2})
 
-    print(f"corpus.py: {c.cases} cases, {len(c.failures)} failures", flush=True)
-    return 1 if c.failures else 0
+    failures = c.failures + permission_cases()
+    print(f"corpus.py: {c.cases} cases, {len(failures)} failures", flush=True)
+    return 1 if failures else 0
+
+
+def permission_cases():
+    """Inputs and outputs the user may not read or write. As root every permission is granted,
+    so the probe then runs as nobody (setpriv), from a copy in a fresh directory under /tmp that
+    nobody can reach. Returns the failures."""
+    import tempfile
+    prefix = []
+    top = tempfile.mkdtemp(prefix="denpex-corpus-")
+    try:
+        probe = PROBE
+        if os.geteuid() == 0:
+            if not shutil.which("setpriv"):
+                print("corpus.py: setpriv is absent: the permission cases are not run as nobody", flush=True)
+                return ["setpriv missing under root"]
+            prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+            probe = os.path.join(top, "denpex-probe")
+            shutil.copy(PROBE, probe)
+        os.chmod(top, 0o755)
+        c = Corpus(probe, os.path.join(top, "corpus"))
+        os.makedirs(c.scratch)
+        os.chmod(c.scratch, 0o777)
+        err = "[rank1]: RuntimeError: CUDA error: an illegal memory access was encountered\n"
+
+        def opened(d, marker, mode_log=0o644, mode_dir=0o777):
+            os.chmod(d, 0o777)
+            write(os.path.join(d, "logs", "job.log"), err.encode())
+            os.chmod(os.path.join(d, "logs", "job.log"), mode_log)
+            os.chmod(os.path.join(d, "logs"), mode_dir)
+            os.chmod(os.path.join(d, "out"), 0o777) if os.path.isdir(os.path.join(d, "out")) else None
+            return {}
+
+        c.run("perm_unreadable_log", ["diagnose", "{d}/logs/job.log"], {2}, prefix=prefix,
+              says="Permission denied", tree=lambda d, m: opened(d, m, mode_log=0o000))
+        c.run("perm_unreadable_dir", ["diagnose", "{d}/logs"], {2}, prefix=prefix,
+              says="Permission denied", tree=lambda d, m: opened(d, m, mode_dir=0o000))
+        c.run("perm_unreadable_record", ["compare", "{d}/logs/job.log"], {2}, prefix=prefix,
+              says="Permission denied", tree=lambda d, m: opened(d, m, mode_log=0o000))
+
+        def readonly_out(d, m):
+            opened(d, m)
+            os.makedirs(os.path.join(d, "ro"))
+            os.chmod(os.path.join(d, "ro"), 0o555)
+            return {}
+        c.run("perm_json_readonly_dir", ["diagnose", "{d}/logs/job.log", "--json", "{d}/ro/out.json"], {2},
+              prefix=prefix, says="Permission denied", tree=readonly_out)
+
+        def foreign_out(d, m):
+            opened(d, m)
+            write(os.path.join(d, "root-owned.json"), b"{}\n")
+            os.chmod(os.path.join(d, "root-owned.json"), 0o644)
+            os.chmod(d, 0o755)
+            return {}
+        if prefix:
+            c.run("perm_json_over_root_file", ["diagnose", "{d}/logs/job.log", "--json", "{d}/root-owned.json"], {2},
+                  prefix=prefix, says="Permission denied", tree=foreign_out)
+        print(f"corpus.py: permission cases{' as nobody' if prefix else ''}: {c.cases} cases, "
+              f"{len(c.failures)} failures", flush=True)
+        return c.failures
+    finally:
+        for dirpath, dirnames, _ in os.walk(top):
+            for n in dirnames:
+                try:
+                    os.chmod(os.path.join(dirpath, n), 0o755)
+                except OSError:
+                    pass
+        shutil.rmtree(top, ignore_errors=True)
 
 
 if __name__ == "__main__":
