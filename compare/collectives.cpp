@@ -200,6 +200,20 @@ void align_collectives(const std::string& comm, const std::vector<const CommSequ
   }
 }
 
+// The ranks in [0, nranks) that `present` (sorted) lacks, as inclusive ranges: linear in the
+// ranks present, whatever nranks says.
+std::vector<std::pair<int, int>> missing_ranges(int nranks, const std::set<int>& present) {
+  std::vector<std::pair<int, int>> out;
+  int next = 0;
+  for (int r : present) {
+    if (r >= nranks) break;
+    if (r > next) out.emplace_back(next, r - 1);
+    next = std::max(next, r + 1);
+  }
+  if (next < nranks) out.emplace_back(next, nranks - 1);
+  return out;
+}
+
 void absent_ranks(const std::string& comm, const std::vector<const CommSequence*>& members,
                   std::vector<Finding>* out) {
   int nranks = -1;
@@ -208,20 +222,30 @@ void absent_ranks(const std::string& comm, const std::vector<const CommSequence*
     nranks = std::max(nranks, m->nranks);
     present.insert(m->rank);
   }
-  std::vector<int> missing;
-  for (int r = 0; r < nranks; ++r)
-    if (present.count(r) == 0) missing.push_back(r);
-  if (missing.empty()) return;
+  std::vector<std::pair<int, int>> ranges = missing_ranges(nranks, present);
+  if (ranges.empty()) return;
+  long long total = 0;
+  for (const auto& r : ranges) total += static_cast<long long>(r.second) - r.first + 1;
   Finding f;
   f.code = "collective-ranks-absent";
   f.severity = Severity::warning;
   f.comm = comm;
   f.seq = 0;
-  f.ranks = missing;
+  for (size_t i = 0; i < ranges.size() && f.ranks.size() < static_cast<size_t>(kListedRanks); ++i)
+    for (long long r = ranges[i].first; r <= ranges[i].second && f.ranks.size() < static_cast<size_t>(kListedRanks); ++r)
+      f.ranks.push_back(static_cast<int>(r));
+  std::string subject = rank_subject(f.ranks);
+  if (total > kListedRanks) {
+    f.ranks_total = total;
+    bool more = ranges.size() > static_cast<size_t>(kListedRanges);
+    if (more) ranges.resize(kListedRanges);
+    f.rank_ranges = ranges;
+    subject = ranges_subject(ranges, total, more);
+  }
   f.expected = fmt::format("{} ranks", nranks);
   f.found = fmt::format("{} ranks", present.size());
   f.message = fmt::format("communicator {} has {} ranks but the input holds no calls of {} (rank in the communicator)",
-                          comm, nranks, rank_subject(missing));
+                          comm, nranks, subject);
   f.fix = "pass the traces or logs of every rank (a rank killed with SIGKILL leaves no trace)";
   out->push_back(std::move(f));
 }

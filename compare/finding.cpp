@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "compare/fold.h"
+
 namespace denpex {
 
 const char* to_string(Severity s) { return s == Severity::error ? "error" : "warning"; }
@@ -12,10 +14,21 @@ void to_json(nlohmann::json& j, const Finding& f) {
   j = {{"code", f.code},     {"severity", to_string(f.severity)}, {"ranks", f.ranks},
        {"hosts", f.hosts},   {"message", f.message},              {"expected", f.expected},
        {"found", f.found},   {"fix", f.fix}};
+  if (f.ranks_total >= 0) {
+    j["ranks_total"] = f.ranks_total;
+    j["rank_ranges"] = nlohmann::json::array();
+    for (const auto& r : f.rank_ranges) j["rank_ranges"].push_back({r.first, r.second});
+  }
   if (!f.comm.empty()) {
     j["comm"] = f.comm;
     j["seq"] = f.seq;
   }
+}
+
+std::string ranks_subject(const Finding& f) {
+  if (f.ranks_total >= 0)
+    return ranges_subject(f.rank_ranges, f.ranks_total, f.rank_ranges.size() == static_cast<size_t>(kListedRanges));
+  return f.ranks.empty() ? std::string("ranks -") : rank_subject(f.ranks);
 }
 
 void sort_findings(std::vector<Finding>* findings) {

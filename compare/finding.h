@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -10,6 +11,10 @@
 namespace denpex {
 
 enum class Severity { warning, error };
+
+// How many ranks, and how many ranges of them, a finding lists at most (see Finding::ranks_total).
+constexpr int kListedRanks = 1024;
+constexpr int kListedRanges = 256;
 
 const char* to_string(Severity s);
 
@@ -23,12 +28,24 @@ struct Finding {
   std::string found;         // the blamed ranks' value
   std::string fix;           // what a person does about it
 
+  // A finding about more ranks than kListedRanks (the absent ranks of a communicator whose size
+  // a line states: a log may rightly say `nranks 16384`, or falsely 2^31-1) lists only the first
+  // kListedRanks in `ranks`; these then say the whole set. Nothing is sized by a count read from
+  // an input.
+  long long ranks_total = -1;                     // every blamed rank, counted; -1: `ranks` is all
+  std::vector<std::pair<int, int>> rank_ranges;   // the set as inclusive ranges (the first
+                                                  // kListedRanges; ranks_total counts them all)
+
   // Collectives mode only (comm.empty() elsewhere).
   std::string comm;          // communicator identity
   long long seq = -1;        // 0-based position in that communicator's sequence
 };
 
 void to_json(nlohmann::json& j, const Finding& f);
+
+// "ranks 0-3,7", or for a set too large to list "2147483646 ranks (1-2147483646)"; "ranks -"
+// when the finding blames none.
+std::string ranks_subject(const Finding& f);
 
 // Findings ordered most severe first, then by code, then by first blamed rank; stable.
 void sort_findings(std::vector<Finding>* findings);

@@ -158,6 +158,16 @@ std::string rank_subject(const std::vector<int>& ranks) {
                      abbreviate_list(rank_ranges(distinct), kMessageListChars));
 }
 
+std::string ranges_subject(const std::vector<std::pair<int, int>>& ranges, long long total, bool more) {
+  std::string list;
+  for (const auto& r : ranges) {
+    if (!list.empty()) list += ',';
+    list += r.first == r.second ? std::to_string(r.first) : fmt::format("{}-{}", r.first, r.second);
+  }
+  if (more) list += ",...";
+  return fmt::format("{} {} ({})", total, total == 1 ? "rank" : "ranks", abbreviate_list(list, kMessageListChars));
+}
+
 std::string rank_phrase(const std::vector<int>& ranks, const std::vector<std::string>& hosts) {
   // An image's record (--root) is named as the image, not as a rank of the machine that read it.
   const std::string image = kImageHostPrefix;

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace denpex {
@@ -34,6 +35,11 @@ std::string abbreviate_list(const std::string& list, std::size_t max_chars);
 // duplicates are dropped; a long list is abbreviated (the finding's JSON keeps every rank).
 // The empty list gives "no ranks".
 std::string rank_subject(const std::vector<int>& ranks);
+
+// "2147483646 ranks (0-5,7-2147483646)": the subject of a message about a rank set given as
+// inclusive ranges (sorted, disjoint) and counted (`total`), for sets too large to list;
+// `more` says ranges were left off the list. Abbreviated like rank_subject.
+std::string ranges_subject(const std::vector<std::pair<int, int>>& ranges, long long total, bool more);
 
 // "rank 3 on node2", "ranks 0-3,7 on node[1-2]", "ranks 4-5" (no hosts known): the subject of a
 // finding's message. Long lists are abbreviated (the finding's JSON keeps every rank and host).

@@ -903,9 +903,11 @@ std::vector<Finding> judge(const std::vector<ConfigGroup>& all_groups,
   } catch (const std::exception& e) {
     // Only allocation failure or a formatting bug can get here; a verdict must still come out,
     // and it must not be a silent pass.
-    findings.push_back({code_name(FindingCode::internal_error), Severity::error, {}, {},
-                        fmt::format("denpex-probe could not judge this job: {}", e.what()), "",
-                        "", "report this as a bug in denpex-probe", "", -1});
+    Finding f;
+    f.code = code_name(FindingCode::internal_error);
+    f.message = fmt::format("denpex-probe could not judge this job: {}", e.what());
+    f.fix = "report this as a bug in denpex-probe";
+    findings.push_back(std::move(f));
   }
   sort_findings(&findings);
   return findings;

@@ -121,7 +121,7 @@ std::string human_text(const CollectivesSummary& sum, const std::vector<Finding>
     std::string where = f.comm.empty() ? std::string() : fmt::format("  comm {}  step {}", f.comm, f.seq);
     // Ranged and abbreviated as the gate's report names ranks; --json keeps every rank.
     out += fmt::format("\n{} {}  {}{}\n  {}\n", to_string(f.severity), f.code,
-                       f.ranks.empty() ? std::string("ranks -") : rank_subject(f.ranks), where, f.message);
+                       ranks_subject(f), where, f.message);
     if (!f.expected.empty() || !f.found.empty())
       out += fmt::format("  called: {}\n  others: {}\n", f.found, f.expected);
     out += fmt::format("  fix: {}\n", f.fix);

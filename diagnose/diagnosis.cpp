@@ -1031,7 +1031,9 @@ std::string render_diagnosis(const Diagnosis& d, const LogReader& r) {
     }
     const Finding& f = x.f;
     out += fmt::format("\n{} {}{}\n", to_string(f.severity), f.code,
-                       f.ranks.empty() ? "" : fmt::format("  ranks {}", rank_ranges(f.ranks)));
+                       f.ranks_total >= 0 ? "  " + ranks_subject(f)
+                       : f.ranks.empty()  ? ""
+                                          : fmt::format("  ranks {}", rank_ranges(f.ranks)));
     // The message Started by already printed is not printed again.
     if (!started_by_says(b, f)) out += fmt::format("  {}\n", f.message);
     if (!f.expected.empty()) out += fmt::format("  expected: {}\n", f.expected);

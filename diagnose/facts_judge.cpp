@@ -2,9 +2,12 @@
 #include "diagnose/env_judge.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -20,15 +23,6 @@ namespace denpex::diag {
 namespace {
 
 constexpr size_t kEvidencePerFinding = 4;
-
-void replace_all(std::string* s, const std::string& from, const std::string& to) {
-  if (from.empty()) return;
-  size_t at = 0;
-  while ((at = s->find(from, at)) != std::string::npos) {
-    s->replace(at, from.size(), to);
-    at += to.size();
-  }
-}
 
 // A record that every rule finds unremarkable: the judge then speaks only about what a fact set.
 RankRecord neutral_record(int rank, const std::string& host) {
@@ -92,6 +86,37 @@ std::vector<std::string> map_keys(const std::map<std::string, const Fact*>& m) {
 
 }  // namespace
 
+namespace {
+
+// `s` with each stand-in rank number in it (a whole run of digits found in `by_num`) replaced by
+// its process's name, "rank N" becoming "process NAME": one pass over `s`, whatever the count of
+// processes.
+std::string with_process_names(const std::string& s, const std::unordered_map<long long, const std::string*>& by_num) {
+  std::string out;
+  size_t i = 0;
+  while (i < s.size()) {
+    if (!std::isdigit(static_cast<unsigned char>(s[i]))) {
+      out += s[i++];
+      continue;
+    }
+    size_t j = i;
+    while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) ++j;
+    auto it = j - i <= 12 ? by_num.find(std::stoll(s.substr(i, j - i))) : by_num.end();
+    if (it == by_num.end()) {
+      out.append(s, i, j - i);
+    } else {
+      auto ends = [&](const char* w) { return out.size() >= std::strlen(w) && out.compare(out.size() - std::strlen(w), std::string::npos, w) == 0; };
+      if (ends("ranks ")) out.replace(out.size() - 6, 6, "processes ");
+      else if (ends("rank ")) out.replace(out.size() - 5, 5, "process ");
+      out += *it->second;
+    }
+    i = j;
+  }
+  return out;
+}
+
+}  // namespace
+
 void name_synthetic(Finding* f, const std::vector<std::pair<int, std::string>>& names) {
   std::vector<int> kept;
   for (int r : f->ranks)
@@ -99,14 +124,9 @@ void name_synthetic(Finding* f, const std::vector<std::pair<int, std::string>>& 
   bool any = kept.size() != f->ranks.size();
   f->ranks = kept;
   if (!any && f->message.find(std::to_string(kSyntheticRank).substr(0, 3)) == std::string::npos) return;
-  for (const auto& [num, name] : names) {
-    std::string n = std::to_string(num);
-    for (std::string* s : {&f->message, &f->found, &f->expected}) {
-      replace_all(s, "ranks " + n, "processes " + name);
-      replace_all(s, "rank " + n, "process " + name);
-      replace_all(s, n, name);
-    }
-  }
+  std::unordered_map<long long, const std::string*> by_num;
+  for (const auto& [num, name] : names) by_num.emplace(num, &name);
+  for (std::string* s : {&f->message, &f->found, &f->expected}) *s = with_process_names(*s, by_num);
 }
 
 namespace {
@@ -148,9 +168,10 @@ void judge_dimension(const std::vector<Fact>& facts, Identities& ids, const std:
         add(kv.second.front()->evidence);
         break;
       }
+    std::unordered_map<int, const std::string*> name_of;
+    for (const auto& [num, name] : ids.names()) name_of.emplace(num, &name);
     for (int r : f.ranks)
-      for (const auto& [num, name] : ids.names())
-        if (num == r) jf.processes.push_back(name);
+      if (auto it = name_of.find(r); it != name_of.end()) jf.processes.push_back(*it->second);
     name_synthetic(&f, ids.names());
     jf.finding = std::move(f);
     out->push_back(std::move(jf));

@@ -1,6 +1,7 @@
 #include "evidence/collective_trace.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -10,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "evidence/line_reader.h"
+#include "evidence/line_repair.h"
 #include "collect/trace_format.h"
 
 namespace denpex {
@@ -21,11 +23,20 @@ using nlohmann::json;
 constexpr const char* kSchema = "denpex.trace.v1";
 namespace tf = trace_format;
 
-// Reads an integer field that may be absent or null; `fallback` then.
+// Reads an integer field that may be absent or null; `fallback` then. An unsigned value past
+// long long's range is LLONG_MAX (never wrapped negative).
 long long int_field(const json& j, const char* key, long long fallback) {
   auto it = j.find(key);
-  return it != j.end() && it->is_number_integer() ? it->get<long long>() : fallback;
+  if (it == j.end() || !it->is_number_integer()) return fallback;
+  if (it->is_number_unsigned() && it->get<unsigned long long>() > static_cast<unsigned long long>(LLONG_MAX))
+    return LLONG_MAX;
+  return it->get<long long>();
 }
+
+// A rank, a communicator size, a root or a peer: -1 (absent, or "none") up to kMaxRank. A value
+// outside makes its record unreadable: wrapped into an int it would name a rank that is not there,
+// and a size of 2^31-1 is no communicator.
+bool rank_like(long long v) { return v >= -1 && v < evidence::kMaxRank; }
 
 std::string string_field(const json& j, const char* key) {
   auto it = j.find(key);
@@ -250,13 +261,17 @@ void read_v2(std::ifstream& f, const json& header, CollectiveInput* in) {
   in->processes.push_back(std::move(proc));
 }
 
-// One v1 "call" record (a JSON object with ev "call") into its sequence.
-void v1_call(const json& j, const std::string& comm, const json& header, const std::string& path,
+// One v1 "call" record (a JSON object with ev "call") into its sequence. Returns false, adding
+// nothing, when a rank, size, root or peer in it is out of range.
+bool v1_call(const json& j, const std::string& comm, const json& header, const std::string& path,
              std::map<std::pair<std::string, int>, size_t>* index, CollectiveInput* in) {
+  for (const char* key : {"rank", "nranks", "root", "peer"})
+    if (!rank_like(int_field(j, key, -1))) return false;
+  if (!rank_like(int_field(header, "rank", -1))) return false;
   int rank = static_cast<int>(int_field(j, "rank", -1));
   if (comm.rfind("local:", 0) == 0 || rank < 0) {
     ++in->unattributed_calls;
-    return;
+    return true;
   }
   auto key = std::make_pair(comm, rank);
   auto it = index->find(key);
@@ -282,6 +297,7 @@ void v1_call(const json& j, const std::string& comm, const json& header, const s
   c.peer = static_cast<int>(int_field(j, "peer", -1));
   c.trace_seq = int_field(j, "seq", -1);
   in->sequences[it->second].calls.push_back(c);
+  return true;
 }
 
 // The v1 records after the header line: JSON lines, one event each.
@@ -315,7 +331,7 @@ void read_v1(evidence::LineReader& lines, const json& header, const std::string&
       note_unreadable(in, in->lines, line);
       continue;
     }
-    v1_call(j, comm, header, path, &index, in);
+    if (!v1_call(j, comm, header, path, &index, in)) note_unreadable(in, in->lines, line);
   }
 }
 

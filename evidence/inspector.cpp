@@ -1,12 +1,14 @@
 #include "evidence/inspector.h"
 
 #include <algorithm>
+#include <climits>
 #include <map>
 #include <tuple>
 
 #include <fmt/format.h>
 
 #include "compare/bounded_json.h"
+#include "evidence/line_repair.h"
 
 namespace denpex::evidence {
 namespace {
@@ -31,8 +33,14 @@ long long int_at(const json& j, const char* key, long long fallback = -1) {
     double d = it->get<double>();
     return d > -9.2e18 && d < 9.2e18 ? static_cast<long long>(d) : fallback;
   }
+  if (it->is_number_unsigned() && it->get<unsigned long long>() > static_cast<unsigned long long>(LLONG_MAX))
+    return LLONG_MAX;
   return it->get<long long>();
 }
+
+// A rank, a communicator size or a peer: -1 (absent) up to kMaxRank. Outside, the record is
+// unreadable: wrapped into an int it would name a rank that is not there.
+bool rank_like(long long v) { return v >= -1 && v < kMaxRank; }
 
 using Key = std::tuple<std::string, int, long long>;  // communicator id, rank, pid
 
@@ -60,6 +68,10 @@ class Reader {
 void Reader::record(const json& j) {
   const json& h = j["header"];
   const json meta = j.contains("metadata") && j["metadata"].is_object() ? j["metadata"] : json::object();
+  if (!rank_like(int_at(h, "rank")) || !rank_like(int_at(h, "n_ranks"))) {
+    ++in_->unreadable;
+    return;
+  }
   if (in_->version.empty()) in_->version = str_at(meta, "inspector_output_format_version");
   Key key{str_at(h, "id"), static_cast<int>(int_at(h, "rank")), int_at(meta, "pid")};
   CommSequence& s = seqs_[key];
@@ -73,7 +85,7 @@ void Reader::record(const json& j) {
   }
   bool coll = j.contains("coll_perf");
   const json& p = coll ? j["coll_perf"] : j["p2p_perf"];
-  if (!p.is_object()) {
+  if (!p.is_object() || (!coll && !rank_like(int_at(p, "p2p_peer")))) {
     ++in_->unreadable;
     return;
   }

@@ -373,11 +373,12 @@ int LogReader::header_process(std::string_view hdr, const LineLabel& lab) {
     if (!parse_dec(hdr.substr(c1 + 1), &pid, &n)) pid = -1;
   }
   // A header glued onto the end of a hex pointer takes its digits: a host seen before that ends
-  // the run is the host.
+  // the run is the host (the longest such; each suffix looked up, so a new host costs its length,
+  // not the count of hosts seen).
   if (!host.empty() && !hosts_seen_.count(std::string(host))) {
-    for (const auto& h : hosts_seen_)
-      if (h.size() < host.size() && host.substr(host.size() - h.size()) == h) {
-        host = host.substr(host.size() - h.size());
+    for (size_t k = 1; k < host.size() && k < 256; ++k)
+      if (hosts_seen_.count(std::string(host.substr(k)))) {
+        host = host.substr(k);
         break;
       }
     if (hosts_seen_.size() < 100000) hosts_seen_.insert(std::string(host));

@@ -12,6 +12,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "evidence/coll_stream.h"
@@ -170,7 +171,7 @@ class LogReader {
   };
   std::vector<LastComm> last_comm_;
   void store_call(std::pair<int, int> at, const CollCall& call);
-  std::set<std::string> hosts_seen_;
+  std::unordered_set<std::string> hosts_seen_;
   // NCCL WARN texts -> the process that printed them, while its rank is unknown: a rank's
   // "Last error:" quoting one ties that NCCL process to the rank (bounded).
   std::unordered_map<std::string, int> warn_text_proc_;
