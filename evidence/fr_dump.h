@@ -79,15 +79,26 @@ struct FrDump {
   std::vector<FrFrame> frames;   // each distinct frame once
   std::vector<std::string> warnings;
   uint64_t bytes = 0;            // bytes of the dump read
+  // Records not kept (entries, process groups, statuses) because a number in them is out of
+  // range (fr_fields.h), and the first few of them: "entry 3: record_id 4294967296 is out of range".
+  long long unreadable = 0;
+  std::vector<std::string> unreadable_samples;
+  // The source ended early (a damaged or limited compressed dump): status malformed, not read,
+  // since a dump read in part would show its rank behind where it was.
+  InputCut cut;
 };
 
+constexpr size_t kFrUnreadableSamples = 5;
+
 // Reads a whole dump from `bytes` (a pickle when it starts with PROTO, else JSON). `name` is the
-// file name used in messages and for the rank. Never throws.
+// file name used in messages and for the rank. Never throws; statuses as above (too_large also
+// for a JSON dump past max_input_bytes or past the bound on what is kept).
 FrDump read_fr_dump(std::string_view bytes, const std::string& name,
                     const PickleLimits& limits = PickleLimits{});
 
-// Reads the source to its end (at most limits.max_input_bytes), then as above. A source that
-// breaks off is malformed with its message.
+// Reads the source (at most limits.max_input_bytes): a pickle whole, then as above; JSON streamed
+// through the SAX reader. A source that breaks off, or ends early (`cut` set), is malformed with
+// its message.
 FrDump read_fr_dump(ByteSource* source, const std::string& name,
                     const PickleLimits& limits = PickleLimits{});
 

@@ -2,6 +2,17 @@
 // rank's status and collective counts, and the ranks RAS could not reach, as NCCL's
 // src/ras/client_support.cc writes them; then judged: counts as laggards and leaders
 // (compare/ras_counts.h), dead and unreachable ranks, ranks with an error.
+//
+// Read with nlohmann's SAX parser straight into RasReport, streamed from its source: no document
+// tree is built (a 100 MB output took 2.4 GB as one), and nothing is sized by a count the input
+// states. What is kept is charged as it is kept (each rank, missing rank and communicator its
+// struct, each string and count its bytes); an output that would keep more than
+// RasLimits::max_kept_per_byte bytes per byte read (plus kept_slack_bytes) is refused: RAS writes
+// about 400 bytes of JSON per rank, which keeps about 250. So a RAS output of B bytes holds at
+// most 4 B + 1 MiB in RasReport (up to twice that while a vector grows), read 64 KiB at a time.
+// A number that does not fit its field (a rank outside 0 .. kMaxRank-1, an int past 32 bits, a
+// pid past 64) is refused, never wrapped: the rank (or the communicator, for its size) is not
+// kept and is counted with a sample.
 #pragma once
 
 #include <map>
@@ -9,6 +20,7 @@
 #include <vector>
 
 #include "compare/finding.h"
+#include "evidence/input_source.h"
 
 namespace denpex::evidence {
 
@@ -39,20 +51,33 @@ struct RasCommunicator {
   std::vector<RasMissingRank> missing;
 };
 
+struct RasLimits {
+  uint64_t max_input_bytes = uint64_t{256} << 20;  // RAS output is a few MB for 100,000 ranks
+  uint64_t max_kept_per_byte = 4;
+  uint64_t kept_slack_bytes = uint64_t{1} << 20;
+};
+
 struct RasReport {
-  enum class Status { ok, malformed };
+  enum class Status { ok, malformed, too_large };
   Status status = Status::malformed;
-  std::string message;  // one line naming the file, when malformed
+  std::string message;  // one line naming the file, when not ok
   std::string source;
   std::string nccl_version;
   std::string timestamp;
   std::vector<RasCommunicator> communicators;
+  long long unreadable = 0;  // ranks and communicators refused: a number out of range
+  std::vector<std::string> unreadable_samples;  // the first few: "communicator 0x..: rank 4294967296 ..."
+  InputCut cut;              // the source ended early: status malformed, not read
 };
 
-// Reads the JSON text (`name` in messages). Never throws.
-RasReport read_ras_json(const std::string& text, const std::string& name);
+// Reads the JSON text (`name` in messages). Never throws; malformed (not JSON, or not RAS's
+// shape: the message names what is wrong), too_large (past the bound on what is kept).
+RasReport read_ras_json(const std::string& text, const std::string& name, const RasLimits& limits = RasLimits{});
+// The same, streamed from `source`: also malformed when it breaks off or ends early (`cut` set:
+// a part of RAS's output would show ranks missing that are not), too_large past max_input_bytes.
+RasReport read_ras_json(ByteSource* source, const std::string& name, const RasLimits& limits = RasLimits{});
 
-// True when a parsed JSON document has RAS's shape (its top-level keys).
+// True when the text reads as RAS output (read_ras_json's status ok).
 bool looks_like_ras_json(const std::string& text);
 
 // Findings: per communicator and operation, the ranks behind (`collective-missing`); ranks RAS

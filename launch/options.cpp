@@ -50,6 +50,19 @@ void add_report_options(CLI::App* app, Options* out) {
   app->add_flag("-q,--quiet", out->quiet, "No text report; exit code (and --json, --html) only");
 }
 
+// The limits on decoding compressed inputs, on the subcommands that read logs.
+void add_decode_options(CLI::App* app, Options* out) {
+  app->add_option("--max-decoded-size", out->max_decoded_size,
+                  "Read at most SIZE decoded bytes of one compressed input (default 8G; 0 = no limit); "
+                  "past it the input is cut and the report says so")
+      ->type_name("SIZE")
+      ->transform(CLI::AsSizeValue(false));
+  app->add_option("--max-decoded-ratio", out->max_decoded_ratio,
+                  "Cut a compressed input that decodes to more than N bytes per compressed byte after "
+                  "its first 16 MiB (default 500; 0 = no limit): a decompression bomb")
+      ->type_name("N");
+}
+
 void add_judging_options(CLI::App* app, Options* out) {
   app->add_option("--baseline", out->baseline,
                   "Judge every rank against a pinned baseline FILE as well as against each other")
@@ -225,6 +238,7 @@ ParseStatus parse_options(int argc, char** argv, Options* out) {
       ->type_name("FILE|DIR")
       ->required();
   add_report_options(collectives, out);
+  add_decode_options(collectives, out);
   collectives->add_flag("--strict", out->strict, "Warnings (unreadable lines, absent ranks) reject too");
   CLI::App* diagnose = app.add_subcommand(
       "diagnose", "From a failed job's logs: the initiating rank, the collateral ranks, the fix");
@@ -232,6 +246,7 @@ ParseStatus parse_options(int argc, char** argv, Options* out) {
       ->type_name("FILE|DIR|-")
       ->required();
   add_report_options(diagnose, out);
+  add_decode_options(diagnose, out);
   CLI::App* explain = app.add_subcommand(
       "explain", "What a finding code or a failure signature means, its fix and its verify command");
   explain->add_option("NAME", out->explain_name,
@@ -263,6 +278,13 @@ ParseStatus parse_options(int argc, char** argv, Options* out) {
   else if (explain->parsed()) out->mode = RunMode::explain;
   else if (!out->root.empty()) out->mode = RunMode::root;
   return check_combinations(out);
+}
+
+evidence::DecodeLimits decode_limits_of(const Options& o) {
+  evidence::DecodeLimits d;
+  d.max_decoded_bytes = o.max_decoded_size == 0 ? UINT64_MAX : o.max_decoded_size;
+  d.max_ratio = o.max_decoded_ratio;
+  return d;
 }
 
 ReportOutput report_output_of(const Options& o) {
