@@ -4,6 +4,18 @@
 // pickle.h: nothing executed) or the JSON into plain structs, by field name, so that versions
 // that add fields read the same; fields are those of torch's FlightRecorder (dump_entries,
 // getCollectiveTrace, getPgConfig, getPgStatus).
+//
+// The JSON form is read with nlohmann's SAX parser straight into these structs, streamed from
+// its source: no document tree is built (a 61 KB gzip'd dump took 3.4 GB as one), and nothing is
+// sized by a count the input states. What the reader keeps is charged as it is allocated (each
+// vector's growth, spare capacity included, each string past the short-string buffer, each
+// distinct frame), and a dump that would keep more than PickleLimits::max_kept_per_byte (4)
+// bytes per byte of JSON read, plus kept_slack_bytes (1 MiB), is refused as too_large. Dumps as
+// torch writes them keep 1.2 to 2 bytes per byte (20,000 compact entries without stacks, the
+// densest form; stacks add text, not records); a list of bare "0," dimensions keeps 8 and more.
+// So a JSON dump of B bytes holds at most 4 B + 1 MiB, and at most twice that for the moment a
+// vector moves to a larger allocation, plus the parser's longest string and a 64 KiB buffer.
+// A pickle is read whole and bounded by PickleLimits (pickle.h).
 #pragma once
 
 #include <cstdint>

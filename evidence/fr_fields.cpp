@@ -154,9 +154,11 @@ uint32_t FrFrameTable::id(FrFrame fr) {
   std::string key = fmt::format("{}\n{}\n{}", fr.name, fr.filename, fr.line);
   auto [it, added] = by_text_.emplace(std::move(key), static_cast<uint32_t>(frames_->size()));
   if (added) {
-    // The key in the map, the frame's strings and its slot, with the map's node.
-    bytes_ += 2 * (it->first.size() + fr.name.size() + fr.filename.size()) + sizeof(FrFrame) + 96;
+    // The map's node and key, the frame's strings, and what the frames' vector grew by.
+    size_t before = frames_->capacity();
+    bytes_ += it->first.size() + fr.name.size() + fr.filename.size() + 96;
     frames_->push_back(std::move(fr));
+    bytes_ += (frames_->capacity() - before) * sizeof(FrFrame);
   }
   return it->second;
 }

@@ -99,6 +99,14 @@ class FrJsonHandler {
   void end_entry();
   void end_frame();
   void end_group();
+  // Adds to `v` with `add`, charging what its capacity grew by: what is charged is what is
+  // allocated, spare capacity included.
+  template <typename T, typename Add>
+  bool grow(std::vector<T>* v, Add&& add) {
+    size_t before = v->capacity();
+    add();
+    return charge((v->capacity() - before) * sizeof(T));
+  }
   // Charges `n` bytes kept; false (and the dump refused) past the bound of fr_dump.h.
   bool charge(uint64_t n) {
     kept_ += n;
@@ -183,8 +191,7 @@ Role FrJsonHandler::child_role(bool object) {
       return Role::entry;
     case Role::entry: return entry_child(at.key, object);
     case Role::sizes:
-      sizes_->emplace_back();  // an argument that is not a list has no dimensions
-      charge(sizeof(std::vector<int64_t>));
+      grow(sizes_, [&] { sizes_->emplace_back(); });  // an argument that is not a list has no dimensions
       return object ? Role::skip : Role::dims;
     case Role::frames:
       frame_ = FrFrame{};
@@ -248,18 +255,17 @@ bool FrJsonHandler::leaf(const FrScalar& v) {
     case Role::pg_config: start_pg(at.key); end_pg(); break;
     case Role::pg_info: pg_leaf(at.key, v); break;
     case Role::pg_ranks:
-      if (record_why_.empty()) fr_rank_item(v, &pg_.ranks, &record_why_);
-      charge(sizeof(int));
+      if (record_why_.empty()) grow(&pg_.ranks, [&] { fr_rank_item(v, &pg_.ranks, &record_why_); });
       break;
     case Role::pg_status: start_status(at.key); end_status(); break;
     case Role::status_info: status_leaf(at.key, v); break;
     case Role::entries: ++entries_seen_; ++skipped_; break;
     case Role::entry: entry_leaf(at.key, v); break;
-    case Role::sizes: sizes_->emplace_back(); charge(sizeof(std::vector<int64_t>)); break;
+    case Role::sizes: grow(sizes_, [&] { sizes_->emplace_back(); }); break;
     case Role::dims: dims_leaf(v); break;
     case Role::dtypes:
-      dtypes_->push_back(fr_text(v));
-      charge(sizeof(std::string) + text_bytes(dtypes_->back()));
+      grow(dtypes_, [&] { dtypes_->push_back(fr_text(v)); });
+      charge(text_bytes(dtypes_->back()));
       break;
     case Role::frames: frame_ = FrFrame{}; end_frame(); break;
     case Role::frame: frame_leaf(at.key, v); break;
@@ -295,8 +301,8 @@ void FrJsonHandler::pg_leaf(const std::string& key, const FrScalar& v) {
     pg_.desc = fr_text(v);
   } else if (key == "ranks") {
     pg_.ranks.clear();  // a value that is neither text nor a list holds no ranks
-    if (v.kind == Kind::string && record_why_.empty()) fr_ranks_text(v.s, &pg_.ranks, &record_why_);
-    charge(sizeof(int) * pg_.ranks.size());
+    if (v.kind == Kind::string && record_why_.empty())
+      grow(&pg_.ranks, [&] { fr_ranks_text(v.s, &pg_.ranks, &record_why_); });
   }
 }
 
@@ -312,8 +318,8 @@ void FrJsonHandler::end_pg() {
     fr_refuse(d_, fmt::format("pg_config \"{}\": {}", record_key_, record_why_));
     return;
   }
-  charge(sizeof(FrProcessGroup) + text_bytes(pg_.name) + text_bytes(pg_.desc));
-  d_->pg_config.push_back(std::move(pg_));
+  charge(text_bytes(pg_.name) + text_bytes(pg_.desc));
+  grow(&d_->pg_config, [&] { d_->pg_config.push_back(std::move(pg_)); });
 }
 
 void FrJsonHandler::start_status(const std::string& key) {
@@ -337,8 +343,8 @@ void FrJsonHandler::end_status() {
     fr_refuse(d_, fmt::format("pg_status \"{}\": {}", record_key_, record_why_));
     return;
   }
-  charge(sizeof(FrPgStatus) + text_bytes(status_.pg_id));
-  d_->pg_status.push_back(std::move(status_));
+  charge(text_bytes(status_.pg_id));
+  grow(&d_->pg_status, [&] { d_->pg_status.push_back(std::move(status_)); });
 }
 
 void FrJsonHandler::entry_leaf(const std::string& key, const FrScalar& v) {
@@ -357,8 +363,7 @@ void FrJsonHandler::dims_leaf(const FrScalar& v) {
     if (record_why_.empty()) record_why_ = fmt::format("a tensor dimension {} is out of range", fr_shown(v));
     return;
   }
-  sizes_->back().push_back(n);
-  charge(sizeof(int64_t));
+  grow(&sizes_->back(), [&] { sizes_->back().push_back(n); });
 }
 
 void FrJsonHandler::frame_leaf(const std::string& key, const FrScalar& v) {
@@ -372,8 +377,8 @@ void FrJsonHandler::frame_leaf(const std::string& key, const FrScalar& v) {
 }
 
 void FrJsonHandler::end_frame() {
-  entry_.frames.push_back(table_.id(std::move(frame_)));
-  charge(sizeof(uint32_t));
+  uint32_t id = table_.id(std::move(frame_));
+  grow(&entry_.frames, [&] { entry_.frames.push_back(id); });
 }
 
 void FrJsonHandler::end_group() {
@@ -388,9 +393,9 @@ void FrJsonHandler::end_entry() {
     fr_refuse(d_, fmt::format("entry {}: {}", entry_index_, record_why_));
     return;
   }
-  charge(sizeof(FrEntry) + text_bytes(entry_.pg_id) + text_bytes(entry_.pg_name) + text_bytes(entry_.pg_desc) +
+  charge(text_bytes(entry_.pg_id) + text_bytes(entry_.pg_name) + text_bytes(entry_.pg_desc) +
          text_bytes(entry_.profiling_name));
-  d_->entries.push_back(std::move(entry_));
+  grow(&d_->entries, [&] { d_->entries.push_back(std::move(entry_)); });
 }
 
 // Runs `parse` (nlohmann's sax_parse over the input, with the handler) and says what it found

@@ -15,15 +15,61 @@ namespace denpex::evidence {
 
 namespace {
 
+// The index of `op` in report.ops; report.ops.size() when absent.
+uint32_t op_index(const RasReport& report, const std::string& op) {
+  auto it = std::find(report.ops.begin(), report.ops.end(), op);
+  return static_cast<uint32_t>(it - report.ops.begin());
+}
+
+RasCount* count_of(RasRank* r, uint32_t op) {
+  for (RasCount& c : r->counts)
+    if (c.op == op) return &c;
+  return nullptr;
+}
+
+}  // namespace
+
+void set_ras_count(RasReport* report, RasRank* r, const std::string& op, unsigned long long n) {
+  uint32_t i = op_index(*report, op);
+  if (i == report->ops.size()) report->ops.push_back(op);
+  if (RasCount* c = count_of(r, i)) c->n = n;
+  else r->counts.push_back(RasCount{i, n});
+}
+
+void erase_ras_count(const RasReport& report, RasRank* r, const std::string& op) {
+  uint32_t i = op_index(report, op);
+  r->counts.erase(std::remove_if(r->counts.begin(), r->counts.end(), [&](const RasCount& c) { return c.op == i; }),
+                  r->counts.end());
+}
+
+bool ras_count(const RasReport& report, const RasRank& r, const std::string& op, unsigned long long* n) {
+  uint32_t i = op_index(report, op);
+  for (const RasCount& c : r.counts)
+    if (c.op == i) {
+      *n = c.n;
+      return true;
+    }
+  return false;
+}
+
+namespace {
+
 std::string comm_label(const RasCommunicator& c) { return c.hash.empty() ? std::string("(no hash)") : c.hash; }
 
-void judge_counts(const RasCommunicator& c, std::vector<Finding>* out) {
-  std::map<std::string, std::vector<RasOpCount>> by_op;
-  for (const RasRank& r : c.ranks)
-    for (const auto& [op, n] : r.counts) by_op[op].push_back(RasOpCount{r.rank, n, r.host});
-  for (const auto& [op, counts] : by_op) {
+// One operation at a time, in the order of their names: only one operation's counts are held.
+void judge_counts(const RasReport& report, const RasCommunicator& c, std::vector<Finding>* out) {
+  std::vector<uint32_t> ops(report.ops.size());
+  for (uint32_t i = 0; i < ops.size(); ++i) ops[i] = i;
+  std::sort(ops.begin(), ops.end(), [&](uint32_t a, uint32_t b) { return report.ops[a] < report.ops[b]; });
+  std::vector<RasOpCount> counts;
+  for (uint32_t op : ops) {
+    counts.clear();
+    for (const RasRank& r : c.ranks)
+      for (const RasCount& k : r.counts)
+        if (k.op == op) counts.push_back(RasOpCount{r.rank, k.n, r.host});
     Finding f;
-    if (ras_count_finding(judge_ras_counts(counts), comm_label(c), op, &f)) out->push_back(std::move(f));
+    if (!counts.empty() && ras_count_finding(judge_ras_counts(counts), comm_label(c), report.ops[op], &f))
+      out->push_back(std::move(f));
   }
 }
 
@@ -85,7 +131,7 @@ void judge_errors(const RasCommunicator& c, std::vector<Finding>* out) {
 std::vector<Finding> judge_ras(const RasReport& report) {
   std::vector<Finding> out;
   for (const RasCommunicator& c : report.communicators) {
-    judge_counts(c, &out);
+    judge_counts(report, c, &out);
     judge_missing(c, &out);
     judge_errors(c, &out);
   }

@@ -112,6 +112,13 @@ class RasHandler {
     ++r_->unreadable;
     if (r_->unreadable_samples.size() < 5) r_->unreadable_samples.push_back(std::move(sample));
   }
+  // Adds to `v` with `add`, charging what its capacity grew by (spare capacity included).
+  template <typename T, typename Add>
+  bool grow(std::vector<T>* v, Add&& add) {
+    size_t before = v->capacity();
+    add();
+    return charge((v->capacity() - before) * sizeof(T));
+  }
   bool charge(uint64_t n) {
     kept_ += n;
     if (kept_ <= lim_.max_kept_per_byte * *read_ + lim_.kept_slack_bytes) return true;
@@ -192,7 +199,7 @@ Role RasHandler::child_role(bool object) {
       if (key == "status" && object) return Role::miss_status;
       miss_leaf(key, Leaf{Leaf::Kind::container, false, 0, 0, {}, type});
       return Role::skip;
-    case Role::counts: rank_.counts.erase(key); return Role::skip;
+    case Role::counts: erase_ras_count(*r_, &rank_, key); return Role::skip;
     default: return Role::skip;
   }
 }
@@ -269,10 +276,15 @@ void RasHandler::status_leaf(const std::string& key, const Leaf& v) {
 
 void RasHandler::count_leaf(const std::string& key, const Leaf& v) {
   // A count RAS writes is a non-negative integer; anything else is not counted.
-  if (v.kind == Leaf::Kind::integer && v.i >= 0) rank_.counts[key] = static_cast<unsigned long long>(v.i);
-  else if (v.kind == Leaf::Kind::big) rank_.counts[key] = unsigned_;
-  else rank_.counts.erase(key);
-  charge(sizeof(std::string) + text_bytes(key) + 48);
+  size_t ops = r_->ops.size();
+  if (v.kind == Leaf::Kind::integer && v.i >= 0)
+    grow(&rank_.counts, [&] { set_ras_count(r_, &rank_, key, static_cast<unsigned long long>(v.i)); });
+  else if (v.kind == Leaf::Kind::big)
+    grow(&rank_.counts, [&] { set_ras_count(r_, &rank_, key, unsigned_); });
+  else
+    erase_ras_count(*r_, &rank_, key);
+  // A new operation's name, kept once for the report (RAS has a handful).
+  if (r_->ops.size() > ops) charge(sizeof(std::string) + text_bytes(key));
 }
 
 void RasHandler::miss_leaf(const std::string& key, const Leaf& v) {
@@ -288,8 +300,8 @@ void RasHandler::end_rank() {
     unreadable(fmt::format("communicator {}: rank entry {}: {}", comm_name(), comm_.ranks.size(), record_why_));
     return;
   }
-  charge(sizeof(RasRank) + text_bytes(rank_.host));
-  comm_.ranks.push_back(std::move(rank_));
+  charge(text_bytes(rank_.host));
+  grow(&comm_.ranks, [&] { comm_.ranks.push_back(std::move(rank_)); });
 }
 
 void RasHandler::end_miss() {
@@ -297,8 +309,8 @@ void RasHandler::end_miss() {
     unreadable(fmt::format("communicator {}: missing rank entry {}: {}", comm_name(), comm_.missing.size(), record_why_));
     return;
   }
-  charge(sizeof(RasMissingRank) + text_bytes(miss_.host));
-  comm_.missing.push_back(std::move(miss_));
+  charge(text_bytes(miss_.host));
+  grow(&comm_.missing, [&] { comm_.missing.push_back(std::move(miss_)); });
 }
 
 void RasHandler::end_comm() {
@@ -306,8 +318,8 @@ void RasHandler::end_comm() {
     unreadable(fmt::format("communicator {}: {}", comm_name(), comm_why_));
     return;
   }
-  charge(sizeof(RasCommunicator) + text_bytes(comm_.hash) + text_bytes(comm_.secondary_hash));
-  r_->communicators.push_back(std::move(comm_));
+  charge(text_bytes(comm_.hash) + text_bytes(comm_.secondary_hash));
+  grow(&r_->communicators, [&] { r_->communicators.push_back(std::move(comm_)); });
 }
 
 std::string RasHandler::shape_problem() const {

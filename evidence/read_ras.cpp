@@ -425,7 +425,7 @@ RasReport ras_text_report(const RasTextReport& t, std::vector<Reported>* legacy)
       }
       for (const auto& [rank, n] : counts) {
         ranks[rank].rank = rank;
-        ranks[rank].counts[k.op] = static_cast<unsigned long long>(std::max<long long>(n, 0));
+        set_ras_count(&out, &ranks[rank], k.op, static_cast<unsigned long long>(std::max<long long>(n, 0)));
       }
     }
     for (auto& [rank, r] : ranks) rc.ranks.push_back(r);
