@@ -18,7 +18,7 @@ Cases:
   numbers           19-digit and 2^31 ranks in a Flight Recorder pg_config, a 2^32+1 rank in RAS
   zst_bomb          a 330 KB .zst of 10 GiB of newlines
   gz_bomb           a 10 MB .gz of 10 GiB of newlines
-  size_limit        the .zst bomb with the ratio limit off and --max-decoded-size 64M, for
+  size_limit        the .zst bomb with the ratio limit off and --max-decoded-size 32M, for
                     diagnose and collectives
   damaged           a garbage-trailed .gz and a truncated .xz beside a good log; a .gz damaged
                     from its first byte; a truncated .gz among the per-rank logs of collectives
@@ -303,17 +303,17 @@ def case_bomb(probe, w, base, sanitized, tool):
 def case_size_limit(probe, w, base, sanitized):
     need("zstd", "head", "tr")
     name, _ = bomb(w, "zstd", 128, 80)
-    limits = ["--max-decoded-ratio", "0", "--max-decoded-size", "64M"]
+    limits = ["--max-decoded-ratio", "0", "--max-decoded-size", "32M"]
     r = run(probe, ["diagnose", name, "--json", "r.json"] + limits, w, sanitized)
     if held(r, "size_limit diagnose", 64 * MIB // 1024, base, sanitized):
         rep = report(os.path.join(w, "r.json"), "size_limit")
         bomb_checks(r, rep, "size_limit", "size-limit")
         cuts = cuts_of(rep, "size-limit")
-        if cuts and cuts[0]["decoded_bytes"] != 64 * MIB:
-            bad("size_limit: cut at {} bytes, not at 64 MiB".format(cuts[0]["decoded_bytes"]))
+        if cuts and cuts[0]["decoded_bytes"] != 32 * MIB:
+            bad("size_limit: cut at {} bytes, not at 32 MiB".format(cuts[0]["decoded_bytes"]))
     r = run(probe, ["collectives", name] + limits, w, sanitized)
     if held(r, "size_limit collectives", 64 * MIB // 1024, base, sanitized):
-        if r.rc != 2 or len(r.err.strip().splitlines()) != 1 or "decodes to more than 64 MiB" not in r.err:
+        if r.rc != 2 or len(r.err.strip().splitlines()) != 1 or "decodes to more than 32 MiB" not in r.err:
             bad("size_limit: collectives does not end with one line naming the cut: " + r.err[-300:])
 
 
