@@ -387,6 +387,13 @@ def case_damaged_collectives(probe, w, base, sanitized):
                 bad("damaged collectives: exit {}, findings {} (rank 3 blamed for the cut?)".format(r.rc, codes))
             if not any("cut" in i for i in rep["inputs"]) or not cuts_of(rep, "damaged"):
                 bad("damaged collectives: the JSON does not name the cut input")
+    # diagnose streams the calls (evidence/coll_stream.h): the cut rank is not blamed either.
+    r = run(probe, ["diagnose", "coll", "--json", "r.json"], w, sanitized)
+    if held(r, "damaged diagnose of COLL logs", 64 * MIB // 1024, base, sanitized):
+        rep = report(os.path.join(w, "r.json"), "damaged diagnose of COLL logs")
+        if rep and any(f["code"].startswith("collective-") and 3 in f.get("ranks", []) for f in rep["findings"]):
+            bad("damaged diagnose: rank 3 blamed for the calls cut from its log: {}".format(
+                [f["message"] for f in rep["findings"]]))
     r = run(probe, ["collectives", "coll", "--strict", "-q"], w, sanitized)
     if held(r, "damaged collectives --strict", 64 * MIB // 1024, base, sanitized, quiet=True) and r.rc != 1:
         bad("damaged collectives: --strict does not refuse a judgement made without the cut part")
