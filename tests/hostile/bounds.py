@@ -311,6 +311,13 @@ def case_size_limit(probe, w, base, sanitized):
         cuts = cuts_of(rep, "size-limit")
         if cuts and cuts[0]["decoded_bytes"] != 32 * MIB:
             bad("size_limit: cut at {} bytes, not at 32 MiB".format(cuts[0]["decoded_bytes"]))
+    # A value that is not a size, or is negative, is a usage error (never wrapped to no limit).
+    for bad_value in (["--max-decoded-ratio", "-3"], ["--max-decoded-size", "99999999999999999999"],
+                      ["--max-decoded-size", "-1"]):
+        r = run(probe, ["diagnose", name] + bad_value, w, sanitized)
+        if held(r, "size_limit " + " ".join(bad_value), 64 * MIB // 1024, base, sanitized) and (
+                r.rc != 2 or len(r.err.strip().splitlines()) != 1 or bad_value[0] not in r.err):
+            bad("size_limit: {} is not refused in one line naming the option: {}".format(bad_value, r.err[-300:]))
     r = run(probe, ["collectives", name] + limits, w, sanitized)
     if held(r, "size_limit collectives", 64 * MIB // 1024, base, sanitized):
         if r.rc != 2 or len(r.err.strip().splitlines()) != 1 or "decodes to more than 32 MiB" not in r.err:
