@@ -188,6 +188,8 @@ void align_collectives(const std::string& comm, const std::vector<const CommSequ
     std::vector<Group> groups;
     for (size_t m = 0; m < members.size(); ++m) {
       const CollectiveCall* c = i < lists[m].size() ? lists[m][i] : nullptr;
+      // A sequence whose input was cut ends where reading stopped: past it, it says nothing.
+      if (c == nullptr && members[m]->cut) continue;
       auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return same_call(g.call, c); });
       if (it == groups.end()) it = groups.insert(groups.end(), Group{c, {}, {}});
       it->members.push_back(members[m]);

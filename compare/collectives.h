@@ -68,6 +68,10 @@ struct CommSequence {
   std::vector<CollectiveCall> calls;
   // Recorder v2 only:
   bool truncated = false;  // the ring overwrote this process's oldest calls: `calls` starts late
+  // Its input ended early (a damaged compressed file, or one past a decoding limit): `calls`
+  // ends where reading stopped, so a sequence shorter than the others' is not a rank that
+  // stopped calling and is not blamed for it.
+  bool cut = false;
   // Communicator life-cycle calls (op_name "CommInitRank", "CommSplit", "CommDestroy", ...,
   // kind unknown), kept apart from `calls` because ranks need not agree on them (Abort).
   std::vector<CollectiveCall> comm_calls;

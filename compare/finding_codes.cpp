@@ -169,6 +169,12 @@ constexpr FindingCodeInfo kTable[] = {
      "the NCCL wheel installed beside PyTorch is not the exact version its wheel requires "
      "(Requires-Dist)",
      "0.3.0"},
+    {C::input_cut, "input-cut", S::warning, "", M::diagnose, kExtension,
+     "(`diagnose` and `collectives`) a compressed input ended early: damaged (truncated, corrupt, "
+     "trailing bytes) or past the decoded size or ratio limit (`--max-decoded-size`, "
+     "`--max-decoded-ratio`); what decoded is judged, the rest is not, and no rank is blamed for "
+     "what was cut; a recorder output (a Flight Recorder dump, RAS JSON) that was cut is not read",
+     "0.3.0"},
 };
 
 constexpr std::size_t kRows = std::size(kTable);
@@ -180,7 +186,7 @@ constexpr bool rows_in_enum_order() {
 }
 
 static_assert(rows_in_enum_order(), "kTable must list every FindingCode once, in enum order");
-static_assert(kRows == static_cast<std::size_t>(FindingCode::torch_nccl_pin_mismatch) + 1,
+static_assert(kRows == static_cast<std::size_t>(FindingCode::input_cut) + 1,
               "every FindingCode needs a row in kTable");
 
 const char* mode_meaning(CodeMode m) {

@@ -79,6 +79,7 @@ enum class FindingCode {
   ras_rank_error,
   nccl_wheel_conflict,
   torch_nccl_pin_mismatch,
+  input_cut,
 };
 
 struct FindingCodeInfo {

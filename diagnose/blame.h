@@ -85,6 +85,9 @@ struct BlameResult {
   Party claim;                     // the launcher's root cause
   bool claim_wrong = false;        // the claim names a rank that did not initiate
   std::string claim_note;          // one sentence when wrong
+  // Why an initiating party that was found is not named (found is then false): a failure in
+  // an input cut before its time could have come first (diagnose/input_cuts.h). "" when none.
+  std::string withheld;
 };
 
 // How far the hosts' clocks disagree, as the logs themselves show it, in microseconds (a rank

@@ -9,6 +9,7 @@
 
 #include "compare/calls_around.h"
 #include "compare/collectives.h"
+#include "compare/finding_codes.h"
 #include "compare/fold.h"
 
 namespace denpex {
@@ -46,6 +47,7 @@ CollectivesSummary summarise(const CollectivesInputs& inputs) {
     s.unreadable += in.unreadable;
     s.unattributed += in.unattributed_calls;
   }
+  s.unreadable += inputs.recorded_unreadable;
   s.nranks = static_cast<int>(ranks.size());
   s.nhosts = static_cast<int>(hosts.size());
   s.communicators = comms.size();
@@ -64,6 +66,7 @@ void input_findings(const CollectivesInputs& inputs, const CollectivesSummary& s
         first = in.unreadable_samples.front();
         break;
       }
+    if (first.empty() && !inputs.recorded_unreadable_samples.empty()) first = inputs.recorded_unreadable_samples.front();
     f.message = fmt::format("{} input lines look like NCCL or PyTorch records but could not be read; first: {}",
                             sum.unreadable, first);
     f.found = fmt::format("{} unreadable lines", sum.unreadable);
@@ -81,6 +84,37 @@ void input_findings(const CollectivesInputs& inputs, const CollectivesSummary& s
     f.fix = "capture the log from the start of the job (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL)";
     out->push_back(std::move(f));
   }
+}
+
+// Every input that ended early: the logs' (judged up to the cut) and the recorders' (not read).
+std::vector<const evidence::InputCut*> cuts_of(const CollectivesInputs& inputs) {
+  std::vector<const evidence::InputCut*> out;
+  for (const auto& in : inputs.files)
+    if (in.cut.why != evidence::InputCut::Why::none) out.push_back(&in.cut);
+  for (const auto& c : inputs.recorded_cuts) out.push_back(&c);
+  return out;
+}
+
+// A warning naming what was cut, so that --strict refuses a judgement made without it.
+void cut_finding(const CollectivesInputs& inputs, std::vector<Finding>* out) {
+  std::vector<const evidence::InputCut*> cuts = cuts_of(inputs);
+  if (cuts.empty()) return;
+  Finding f;
+  f.code = code_name(FindingCode::input_cut);
+  f.severity = Severity::warning;
+  f.found = fmt::format("{} input{} cut", cuts.size(), cuts.size() == 1 ? "" : "s");
+  f.message = fmt::format("{} input{} ended early and {} judged only up to where {} stopped (no rank is blamed for "
+                          "what was cut); first: {}",
+                          cuts.size(), cuts.size() == 1 ? "" : "s", cuts.size() == 1 ? "was" : "were",
+                          cuts.size() == 1 ? "it" : "they", cuts.front()->message);
+  f.fix = "copy the damaged files again from where the job wrote them, or raise --max-decoded-size / "
+          "--max-decoded-ratio for a log larger or more compressible than the limits";
+  out->push_back(std::move(f));
+}
+
+json cut_json(const evidence::InputCut& c) {
+  return {{"file", c.file}, {"why", evidence::to_string(c.why)}, {"compressed_offset", c.compressed_offset},
+          {"decoded_bytes", c.decoded_bytes}, {"line", c.line}, {"message", c.message}};
 }
 
 // What a v2 trace says about its process (report key inputs[].process, an extension).
@@ -104,9 +138,16 @@ json report_json(const CollectivesInputs& inputs, const CollectivesSummary& sum,
                  {"unreadable", in.unreadable}, {"unreadable_samples", in.unreadable_samples},
                  {"unattributed_calls", in.unattributed_calls}};
     for (const auto& p : in.processes) file["process"] = process_json(p);
+    if (in.cut.why != evidence::InputCut::Why::none) file["cut"] = cut_json(in.cut);
     files.push_back(std::move(file));
   }
   j["inputs"] = files;
+  std::vector<const evidence::InputCut*> cuts = cuts_of(inputs);
+  if (!cuts.empty()) {
+    json all = json::array();
+    for (const auto* c : cuts) all.push_back(cut_json(*c));
+    j["inputs_cut"] = all;
+  }
   return j;
 }
 
@@ -157,6 +198,9 @@ CollectivesVerdict judge_collectives(CollectivesInputs* inputs, bool strict) {
     // Nothing to compare; a trace that shows why (NCCL mapped, no call seen) says so.
     std::string why;
     for (const auto& f : process_findings) why += "; " + f.message;
+    // An input cut before anything was read is why, when it is: said in the one line.
+    std::vector<const evidence::InputCut*> cuts = cuts_of(*inputs);
+    if (!cuts.empty()) why += "; " + cuts.front()->message;
     v.nothing = fmt::format("{}: no NCCL collective calls or PyTorch watchdog records found{}",
                             inputs->files.size() == 1 && inputs->recorded_files == 0
                                 ? inputs->files.front().path
@@ -169,6 +213,7 @@ CollectivesVerdict judge_collectives(CollectivesInputs* inputs, bool strict) {
   std::vector<Finding> wd = analyse_watchdog(watchdog);
   v.findings.insert(v.findings.end(), wd.begin(), wd.end());
   input_findings(*inputs, v.summary, &v.findings);
+  cut_finding(*inputs, &v.findings);
   sort_findings(&v.findings);
   v.reject = rejects(v.findings, strict);
   return v;

@@ -21,6 +21,11 @@ struct CollectivesInputs {
   std::vector<CommSequence> recorded_sequences;
   std::vector<Finding> recorded_findings;
   size_t recorded_files = 0;
+  // Recorder outputs not read because their input ended early (damaged, or past a decoding
+  // limit), and records of those read that were refused (a number out of range).
+  std::vector<evidence::InputCut> recorded_cuts;
+  long long recorded_unreadable = 0;
+  std::vector<std::string> recorded_unreadable_samples;  // "FILE: entry 3: ..."
   std::string error;  // one line, set when the inputs cannot be judged
 };
 

@@ -1,4 +1,5 @@
 #include "diagnose/diagnosis.h"
+#include "diagnose/input_cuts.h"
 
 #include <algorithm>
 #include <map>
@@ -828,6 +829,7 @@ std::string inconclusive_reason(const LogReader& r, const Diagnosis& d, const Wa
     coll_members = std::max(coll_members, st.members);
     coll_nranks = std::max(coll_nranks, st.nranks);
   }
+  if (!d.blame.withheld.empty()) return d.blame.withheld;
   if (r.records == 0)
     return fmt::format("no NCCL, PyTorch or launcher records in the input ({} lines read): add the job's logs, with "
                        "NCCL_DEBUG=INFO and the launcher's output",
@@ -892,8 +894,14 @@ Diagnosis diagnose(const LogReader& r) {
   ras_text_findings(r, &d.findings);
 
   d.blame = assign_blame(failures, r.launcher, divergences, environment);
+  if (std::string past_cut = blame_past_cut(r, d.blame); !past_cut.empty()) {
+    d.blame.found = false;
+    d.blame.initiating = Party{};
+    d.blame.withheld = past_cut;
+  }
   blame_findings(&d, divergences, environment, r.facts);
   unused_input_findings(r, &d.findings);
+  cut_findings(r, d.blame.withheld, &d.findings);
 
   count_identities(r, &d.nranks, &d.nhosts);
   set_verdict(&d, r, ws, nccl_warn_note);
@@ -966,6 +974,8 @@ json diagnosis_json(const Diagnosis& d, const LogReader& r) {
     json c = party_json(d.blame.claim);
     c["correct"] = !d.blame.claim_wrong;
     if (d.blame.claim_wrong) c["note"] = d.blame.claim_note;
+    // With the start withheld (an input cut before it) the claim is not judged either.
+    if (!d.blame.withheld.empty()) c["correct"] = nullptr;
     diag["launcher_claim"] = c;
   } else {
     diag["launcher_claim"] = nullptr;
@@ -979,6 +989,7 @@ json diagnosis_json(const Diagnosis& d, const LogReader& r) {
                  {"unreadable_samples", evidence_json(r.unreadable.samples)},
                  {"notes", r.notes}};
   if (r.events_dropped > 0) inputs["events_not_kept"] = r.events_dropped;
+  if (!r.cuts.empty()) inputs["cut"] = cuts_json(r);
   return {{"schema", "denpex.report.v1"}, {"mode", "diagnose"}, {"verdict", d.verdict},
           {"nranks", d.nranks},           {"nhosts", d.nhosts},  {"errors", errors},
           {"warnings", warnings},         {"findings", findings}, {"diagnosis", diag},
@@ -1016,7 +1027,10 @@ std::string render_diagnosis(const Diagnosis& d, const LogReader& r) {
     out += fmt::format("Followed:   {}\n", fmt::join(parts, "; "));
   }
   if (b.have_claim)
-    out += fmt::format("Launcher:   {}{}\n", b.claim.what, b.claim_wrong ? " -- WRONG: " + b.claim_note : " (agrees)");
+    out += fmt::format("Launcher:   {}{}\n", b.claim.what,
+                       !b.withheld.empty() ? " (not judged: who started it is not decided)"
+                       : b.claim_wrong     ? " -- WRONG: " + b.claim_note
+                                           : " (agrees)");
   int errors = 0, warnings = 0;
   for (const auto& x : d.findings) (x.f.severity == Severity::error ? errors : warnings)++;
   out += fmt::format("denpex-probe diagnose: {} ({} error{}, {} warning{}; {} rank{}, {} host{})\n",
@@ -1045,6 +1059,7 @@ std::string render_diagnosis(const Diagnosis& d, const LogReader& r) {
   }
   out += fmt::format("\ninput: {} file{}, {} lines, {} records, {} collective calls, {} unreadable\n", r.files.size(),
                      r.files.size() == 1 ? "" : "s", r.lines, r.records, r.coll_calls, r.unreadable.count);
+  out += cuts_text(r);
   for (const auto& n : r.notes) out += fmt::format("note: {}\n", n);
   return out;
 }

@@ -73,7 +73,7 @@ InputKind classify_head(const std::string& head, const std::string& encoding) {
              : InputKind::text;
 }
 
-ClassifiedInput classify(const std::string& path) {
+ClassifiedInput classify(const std::string& path, const DecodeLimits& limits) {
   ClassifiedInput out;
   out.path = path;
   if (path == "-") {
@@ -81,10 +81,11 @@ ClassifiedInput classify(const std::string& path) {
     out.encoding = "text";
     return out;
   }
-  OpenedInput in = open_input(path);
+  OpenedInput in = open_input(path, limits);
   out.encoding = in.encoding;
   if (in.status != OpenedInput::Status::ok) {
     out.message = in.message;
+    out.cut = in.cut;
     return out;
   }
   std::string head(64 * 1024, '\0'), error;

@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include "evidence/input_source.h"
+
 namespace denpex::evidence {
 
 enum class InputKind { text, fr_dump, ras_json, inspector, recorder_trace, other_json, unreadable };
@@ -18,11 +20,14 @@ struct ClassifiedInput {
   std::string path;
   std::string encoding;  // open_input's: "text", "gzip", "pickle", "gzip+pickle", ...
   std::string message;   // for unreadable: one line naming the file and what to do
+  // For unreadable: a compressed input damaged before any text decoded (why damaged; else none).
+  // The callers note it as cut and judge the other inputs, as for damage found later.
+  InputCut cut;
 };
 
 // Opens `path` ("-" is standard input, which is not opened here and reads as text) and looks at
-// its decoded start. Never throws.
-ClassifiedInput classify(const std::string& path);
+// its decoded start, decoding within `limits`. Never throws.
+ClassifiedInput classify(const std::string& path, const DecodeLimits& limits = DecodeLimits{});
 
 // The same on a decoded start already read (tests; callers that opened the input themselves).
 InputKind classify_head(const std::string& head, const std::string& encoding);

@@ -97,6 +97,7 @@ const CollCall* CollStream::ref_at(const Comm& c, long long pos) const {
 void CollStream::add(int ci, int mi, const CollCall& in) {
   Comm& c = comms_[static_cast<size_t>(ci)];
   Member& m = c.members[static_cast<size_t>(mi)];
+  m.last_file = in.file;
   CollCall call = in;
   if (is_p2p(call.kind)) {
     if (m.p2p.size() < kMaxP2p) m.p2p.push_back(call);
@@ -345,6 +346,7 @@ CollResult CollStream::finish(const std::function<MemberIdentity(int proc)>& ide
         continue;
       }
       out.sequences.push_back(member_sequence(c, i, table, kept, ids[i], files, &out));
+      out.sequences.back().cut = cut_files_.count(c.members[i].last_file) > 0;
     }
     out.stats.push_back(std::move(st));
   }

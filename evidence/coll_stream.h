@@ -75,6 +75,9 @@ class CollStream {
   // rank_in_comm < 0 when unknown (no Init COMPLETE line).
   int member(int comm, int proc, int rank_in_comm);
   void add(int comm, int member, const CollCall& call);
+  // Input `file` ended early (damaged, or past a decoding limit): a member whose calls end in it
+  // ends where reading stopped, which is not where the rank did (CommSequence::cut).
+  void mark_cut(int file) { cut_files_.insert(file); }
 
   // Ends the stream. `identity` maps the caller's process index to who it is. Never fails.
   CollResult finish(const std::function<MemberIdentity(int proc)>& identity,
@@ -96,6 +99,7 @@ class CollStream {
     std::vector<long long> lost;       // positions this member lost (first few kept)
     std::vector<std::pair<int, long long>> lost_after;  // (file, line) of the call after a gap
     long long lost_count = 0;
+    int last_file = -1;                // the input of its last call
   };
   struct Comm {
     std::string id;
@@ -131,6 +135,7 @@ class CollStream {
   std::vector<Comm> comms_;
   std::map<std::string, int> comm_index_;
   long long buffered_ = 0;
+  std::set<int> cut_files_;
 };
 
 // CollectiveCall::trace_seq of the calls handed to the analyser: input file and line in one

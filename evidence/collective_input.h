@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compare/collectives.h"
+#include "evidence/input_source.h"
 
 namespace denpex {
 
@@ -26,6 +27,7 @@ struct CollectiveInput {
   long long unattributed_calls = 0;  // calls on a communicator whose cross-rank identity is unknown
   std::vector<std::string> hosts;    // every host named, sorted, no duplicates
   std::vector<TracedProcess> processes;  // one per recorder trace (none for a log)
+  evidence::InputCut cut;         // why a compressed log ended early (why none: it did not)
 };
 
 // How many unreadable lines are kept verbatim in CollectiveInput::unreadable_samples.

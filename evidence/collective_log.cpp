@@ -27,6 +27,7 @@ void add_sequences(LogReader& r, const std::string& path, CollectiveInput* in) {
       s.pid = p.pid;
     }
     s.source = path;
+    s.cut = !r.cuts.empty();
     s.calls.reserve(m.count);
     for (auto& chunk : m.calls) {
       for (const auto& c : chunk) s.calls.push_back(to_collective_call(c, c.line));
@@ -86,6 +87,7 @@ CollectiveInput read_collective_log(ByteSource* src, const std::string& path, in
   add_sequences(r, path, &in);
   add_watchdog(r, path, &in);
   in.lines = r.lines;
+  if (!r.cuts.empty()) in.cut = r.cuts.front().cut;
   in.used = r.records;
   in.unreadable = r.unreadable.count;
   for (const auto& e : r.unreadable.samples) in.unreadable_samples.push_back(fmt::format("{}:{}: {}", path, e.line, e.text));
@@ -99,8 +101,16 @@ CollectiveInput read_collective_log(ByteSource* src, const std::string& path, in
   return in;
 }
 
-CollectiveInput read_collective_log(const std::string& path, int read_threads) {
-  OpenedInput o = open_input(path);
+CollectiveInput read_collective_log(const std::string& path, int read_threads, const DecodeLimits& limits) {
+  OpenedInput o = open_input(path, limits);
+  if (o.status == OpenedInput::Status::corrupt) {
+    // Damaged from its first bytes: nothing to read, and the other inputs are still judged.
+    CollectiveInput in;
+    in.path = path;
+    in.format = "log";
+    in.cut = o.cut;
+    return in;
+  }
   if (o.status != OpenedInput::Status::ok) {
     CollectiveInput in;
     in.path = path;

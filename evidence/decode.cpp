@@ -67,6 +67,7 @@ class PrefixedSource : public ByteSource {
     }
     return rest_ ? rest_->read(buf, cap, error) : 0;
   }
+  InputCut cut() const override { return rest_ ? rest_->cut() : InputCut{}; }
 
  private:
   std::string head_;
@@ -75,19 +76,26 @@ class PrefixedSource : public ByteSource {
   std::string pending_;  // the error that ended the read of `head`, given once `head` is out
 };
 
-std::string gib_text(uint64_t bytes) {
+std::string size_text(uint64_t bytes) {
   if (bytes >= (uint64_t{1} << 30) && bytes % (uint64_t{1} << 30) == 0)
     return fmt::format("{} GiB", bytes >> 30);
+  if (bytes >= (uint64_t{1} << 20) && bytes % (uint64_t{1} << 20) == 0)
+    return fmt::format("{} MiB", bytes >> 20);
   return fmt::format("{} bytes", bytes);
 }
 
-// Decodes a compressed stream as it is read. After an error every read returns -1 with it.
+const char* tool_of(Compression c) {
+  return c == Compression::gzip ? "gzip" : c == Compression::zstd ? "zstd" : "xz";
+}
+
+// Decodes a compressed stream as it is read. Damage or a limit ends it (read returns 0) with
+// cut() saying why and where; only a failing raw read returns -1.
 class DecodingSource : public ByteSource {
  public:
   DecodingSource(std::unique_ptr<ByteSource> raw, std::unique_ptr<StreamDecoder> dec,
-                 std::string name, Compression kind, uint64_t max_decoded)
+                 std::string name, Compression kind, const DecodeLimits& limits)
       : raw_(std::move(raw)), dec_(std::move(dec)), name_(std::move(name)), kind_(kind),
-        max_(max_decoded), in_(kInBytes) {}
+        limits_(limits), in_(kInBytes) {}
 
   long read(char* buf, size_t cap, std::string* error) override {
     if (!error_.empty()) {
@@ -99,14 +107,15 @@ class DecodingSource : public ByteSource {
       if (in_pos_ == in_len_ && !raw_eof_ && !fill()) break;
       DecodeStep s = dec_->step(in_.data() + in_pos_, in_len_ - in_pos_, buf, cap, raw_eof_);
       in_pos_ += s.consumed;
-      size_t n = within_cap(s.produced);
-      if (s.result == DecodeStep::Result::error) fail(s.error);
+      consumed_ += s.consumed;
+      size_t n = within_limits(buf, s.produced);
+      if (s.result == DecodeStep::Result::error) damaged(s.error);
       if (s.result == DecodeStep::Result::end) done_ = true;
       if (n > 0) return static_cast<long>(n);
       if (!error_.empty() || done_) break;
       if (s.consumed == 0) {
         if (raw_eof_ || in_len_ - in_pos_ == in_.size()) {
-          fail(fmt::format("the {} decoder stopped making progress", compression_name(kind_)));
+          damaged(fmt::format("the {} decoder stopped making progress", compression_name(kind_)));
           break;
         }
         if (!fill()) break;
@@ -118,6 +127,8 @@ class DecodingSource : public ByteSource {
     }
     return 0;
   }
+
+  InputCut cut() const override { return cut_; }
 
  private:
   static constexpr size_t kInBytes = 256 * 1024;
@@ -138,36 +149,73 @@ class DecodingSource : public ByteSource {
     }
     if (n == 0) raw_eof_ = true;
     in_len_ += static_cast<size_t>(n);
-    compressed_ += static_cast<uint64_t>(n);
     return true;
   }
 
-  // How many of `produced` new bytes stay within max_decoded_bytes; past it, the stream fails.
-  size_t within_cap(size_t produced) {
-    uint64_t room = max_ - decoded_;
-    if (produced <= room) {
-      decoded_ += produced;
-      return produced;
-    }
-    decoded_ = max_;
-    error_ = fmt::format(
-        "{}: decodes to more than {} ({} compressed bytes read so far), the most read from one "
-        "compressed input; it may be a decompression bomb: the first {} were read; give the "
-        "ranks' logs one file each instead",
-        name_, gib_text(max_), compressed_, gib_text(max_));
-    return static_cast<size_t>(room);
+  // The decoded bytes allowed now: the size limit, and the ratio limit past its free bytes.
+  uint64_t allowed(InputCut::Why* which) const {
+    uint64_t size = limits_.max_decoded_bytes;
+    *which = InputCut::Why::size_limit;
+    if (limits_.max_ratio == 0) return size;
+    // Saturating: a ratio or a free part near 2^64 (an option given as "no limit") never wraps.
+    uint64_t by_ratio = consumed_ > UINT64_MAX / limits_.max_ratio ? UINT64_MAX : consumed_ * limits_.max_ratio;
+    by_ratio = by_ratio > UINT64_MAX - limits_.ratio_free_bytes ? UINT64_MAX : by_ratio + limits_.ratio_free_bytes;
+    if (by_ratio < size) *which = InputCut::Why::ratio_limit;
+    return std::min(size, by_ratio);
   }
 
-  void fail(const std::string& what) {
-    if (!error_.empty()) return;
-    const char* tool = kind_ == Compression::gzip ? "gzip" : kind_ == Compression::zstd ? "zstd" : "xz";
-    if (decoded_ == 0) {
-      error_ = fmt::format("{}: {}-compressed, but {}: nothing could be decoded; check the copy "
-                           "({} -t {})", name_, compression_name(kind_), what, tool, name_);
+  // How many of the `produced` new bytes at `buf` stay within the limits; past them the
+  // stream is cut there and ends.
+  size_t within_limits(const char* buf, size_t produced) {
+    if (done_ || produced == 0) return 0;
+    InputCut::Why which = InputCut::Why::none;
+    uint64_t room = allowed(&which) - std::min(allowed(&which), decoded_);
+    size_t n = produced <= room ? produced : static_cast<size_t>(room);
+    lines_ += static_cast<uint64_t>(std::count(buf, buf + n, '\n'));
+    decoded_ += n;
+    if (n < produced) limited(which);
+    return n;
+  }
+
+  void start_cut(InputCut::Why why) {
+    cut_.why = why;
+    cut_.file = name_;
+    cut_.compressed_offset = consumed_;
+    cut_.decoded_bytes = decoded_;
+    cut_.line = lines_ + 1;
+    done_ = true;
+  }
+
+  void limited(InputCut::Why which) {
+    start_cut(which);
+    if (which == InputCut::Why::ratio_limit) {
+      cut_.message = fmt::format(
+          "{}: decodes to more than {} bytes per compressed byte (after its first {}): {} bytes "
+          "from {} compressed bytes; a decompression bomb, or a log more compressible than real "
+          "ones: what came before decoded byte {} (line {}) was read, the rest was not (raise "
+          "--max-decoded-ratio to read it)",
+          name_, limits_.max_ratio, size_text(limits_.ratio_free_bytes), decoded_, consumed_, decoded_, cut_.line);
     } else {
-      error_ = fmt::format("{}: {} after {} decoded bytes: the text before it was read; copy the "
-                           "file again from where the job wrote it ({} -t {} shows the damage)",
-                           name_, what, decoded_, tool, name_);
+      cut_.message = fmt::format(
+          "{}: decodes to more than {} ({} compressed bytes read), the most read from one "
+          "compressed input: the first {} (to line {}) were read, the rest was not (raise "
+          "--max-decoded-size to read it, or give the ranks' logs one file each)",
+          name_, size_text(limits_.max_decoded_bytes), consumed_, size_text(decoded_), cut_.line);
+    }
+  }
+
+  void damaged(const std::string& what) {
+    if (!error_.empty() || cut_.why != InputCut::Why::none) return;
+    start_cut(InputCut::Why::damaged);
+    if (decoded_ == 0) {
+      cut_.message = fmt::format("{}: {}-compressed, but {} at compressed byte {}: nothing could be "
+                                 "decoded; check the copy ({} -t {})", name_, compression_name(kind_),
+                                 what, consumed_, tool_of(kind_), name_);
+    } else {
+      cut_.message = fmt::format("{}: {} at compressed byte {}, after {} decoded bytes (line {}): "
+                                 "the text before it was read, the rest of this file was not; copy "
+                                 "the file again from where the job wrote it ({} -t {} shows the damage)",
+                                 name_, what, consumed_, decoded_, cut_.line, tool_of(kind_), name_);
     }
   }
 
@@ -175,13 +223,14 @@ class DecodingSource : public ByteSource {
   std::unique_ptr<StreamDecoder> dec_;
   std::string name_;
   Compression kind_;
-  uint64_t max_;
+  DecodeLimits limits_;
   std::vector<unsigned char> in_;
   size_t in_pos_ = 0, in_len_ = 0;
   bool raw_eof_ = false;
   bool done_ = false;
-  uint64_t decoded_ = 0, compressed_ = 0;
-  std::string error_;
+  uint64_t decoded_ = 0, consumed_ = 0, lines_ = 0;
+  InputCut cut_;
+  std::string error_;  // a raw read failed
 };
 
 // Reads until `want` bytes, the end or an error. Returns false on an error (then *error is set
@@ -322,12 +371,14 @@ OpenedInput open_decoded(std::unique_ptr<ByteSource> raw, const std::string& nam
   }
   auto decoding = std::make_unique<DecodingSource>(
       std::make_unique<PrefixedSource>(std::move(head), std::move(raw), raw_ok ? "" : error),
-      std::move(dec), name, c, limits.max_decoded_bytes);
+      std::move(dec), name, c, limits);
   std::string first;
-  if (!read_up_to(decoding.get(), sniff, &first, &error) && first.empty()) {
-    out.status = OpenedInput::Status::corrupt;
+  bool read_ok = read_up_to(decoding.get(), sniff, &first, &error);
+  if (first.empty() && (!read_ok || decoding->cut().why == InputCut::Why::damaged)) {
+    out.status = read_ok ? OpenedInput::Status::corrupt : OpenedInput::Status::unreadable;
     out.encoding = compression_name(c);
-    out.message = error;
+    out.cut = decoding->cut();
+    out.message = read_ok ? out.cut.message : error;
     return out;
   }
   std::string block = first;

@@ -19,25 +19,15 @@
 
 namespace denpex::evidence {
 
-struct DecodeLimits {
-  // Decoded bytes read from one compressed input before it is cut off with an error. Reading
-  // streams (nothing grows with the size), so the bound is on time: 64 GiB is 16 times the
-  // NCCL_DEBUG=INFO COLL log of a 1,000-rank job (about 4 GB, from the 245 MB 64-rank log the
-  // benchmark reads), and takes about a minute to decode. Past it is a decompression bomb or a
-  // log that should be given rank by rank.
-  uint64_t max_decoded_bytes = uint64_t{64} << 30;
-  // How much of the (decoded) start is looked at to tell text from binary (at least 512).
-  size_t sniff_bytes = 64 * 1024;
-};
-
 // Sniffs `raw` (named `name` in messages: the path, or "standard input") and returns it decoded.
 // Never throws. Statuses: ok (encoding "text", "gzip", "zstd", "xz", or for the binary contents
 // let through "pickle" / "denpex-trace", prefixed "gzip+" etc. when they were compressed);
 // binary (not text and not a format we decode: the message names the file, what it looks like
-// and what to give instead); corrupt (compressed, but no byte of text could be decoded: the
-// message says why); unreadable (the first read failed). A stream that breaks off later (corrupt,
-// truncated, past max_decoded_bytes) reads to the point where it broke, then its source returns
-// -1 with a message naming the file and what to do.
+// and what to give instead); corrupt (compressed, but damaged before any byte of text decoded:
+// the message says why, `cut` where); unreadable (the first read failed). A compressed stream
+// that is damaged later, or passes a limit of `limits`, reads to that point and then ends (read
+// returns 0); its source's cut() then says why, where, and what to do. A raw read that fails
+// (an I/O error) still returns -1 with its message.
 OpenedInput open_decoded(std::unique_ptr<ByteSource> raw, const std::string& name,
                          const DecodeLimits& limits = DecodeLimits{});
 

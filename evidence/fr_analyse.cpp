@@ -159,6 +159,7 @@ namespace {
 void add_dump(const FrDump& d, FrJobBuilder* b, FrAnalysis* out) {
   if (d.status != FrDump::Status::ok) {
     out->problems.push_back(d.message);
+    if (d.cut.why != InputCut::Why::none) out->cuts.push_back(d.cut);
     return;
   }
   std::string why;
@@ -170,19 +171,27 @@ void add_dump(const FrDump& d, FrJobBuilder* b, FrAnalysis* out) {
   out->entries += d.entries.size();
   out->bytes += d.bytes;
   for (const std::string& w : d.warnings) out->warnings.push_back(fmt::format("{}: {}", d.source, w));
+  if (d.unreadable > 0)
+    out->warnings.push_back(fmt::format("{}: {} record{} not read: a number out of range (first: {})", d.source,
+                                        d.unreadable, d.unreadable == 1 ? "" : "s", d.unreadable_samples.front()));
+  out->unreadable += d.unreadable;
+  for (const std::string& u : d.unreadable_samples)
+    if (out->unreadable_samples.size() < kFrUnreadableSamples)
+      out->unreadable_samples.push_back(FrEvidence{d.source, -1, u});
 }
 
 }  // namespace
 
 namespace {
 
-FrDump read_path(const std::string& p, const PickleLimits& limits) {
-  OpenedInput in = open_input(p);
+FrDump read_path(const std::string& p, const PickleLimits& limits, const DecodeLimits& decode) {
+  OpenedInput in = open_input(p, decode);
   if (in.status != OpenedInput::Status::ok) {
     FrDump d;
     d.source = p;
     d.status = FrDump::Status::malformed;
     d.message = in.message;
+    d.cut = in.cut;
     return d;
   }
   return read_fr_dump(in.source.get(), p, limits);
@@ -191,8 +200,8 @@ FrDump read_path(const std::string& p, const PickleLimits& limits) {
 // Dumps read by worker threads, handed out in path order.
 class ParallelReader {
  public:
-  ParallelReader(const std::vector<std::string>& paths, const PickleLimits& limits)
-      : paths_(paths), limits_(limits), slots_(paths.size()) {}
+  ParallelReader(const std::vector<std::string>& paths, const PickleLimits& limits, const DecodeLimits& decode)
+      : paths_(paths), limits_(limits), decode_(decode), slots_(paths.size()) {}
   ~ParallelReader() {
     {
       std::lock_guard<std::mutex> g(m_);
@@ -217,6 +226,7 @@ class ParallelReader {
     cv_.wait(g, [&] { return slots_[i].has_value(); });
     FrDump d = std::move(*slots_[i]);
     slots_[i].reset();
+    held_ -= held_bytes(d);
     taken_ = i + 1;
     cv_.notify_all();
     return d;
@@ -224,18 +234,26 @@ class ParallelReader {
 
  private:
   static constexpr size_t kAhead = 8;
+  // What a read dump holds, near enough: its records and the text it was read from.
+  static uint64_t held_bytes(const FrDump& d) {
+    return d.bytes + d.entries.capacity() * sizeof(FrEntry) + d.frames.capacity() * sizeof(FrFrame);
+  }
+  // The next dump may be read: it is the one the caller waits for, or within the count and bytes
+  // the reader holds ahead.
+  bool may_read_next() const { return next_ == taken_ || (next_ < taken_ + kAhead && held_ <= kHeldDumpBytes); }
   void work() {
     for (;;) {
       size_t i;
       {
         std::unique_lock<std::mutex> g(m_);
-        cv_.wait(g, [&] { return stop_ || next_ >= paths_.size() || next_ < taken_ + kAhead; });
+        cv_.wait(g, [&] { return stop_ || next_ >= paths_.size() || may_read_next(); });
         if (stop_ || next_ >= paths_.size()) return;
         i = next_++;
       }
-      FrDump d = read_path(paths_[i], limits_);
+      FrDump d = read_path(paths_[i], limits_, decode_);
       {
         std::lock_guard<std::mutex> g(m_);
+        held_ += held_bytes(d);
         slots_[i] = std::move(d);
       }
       cv_.notify_all();
@@ -243,24 +261,26 @@ class ParallelReader {
   }
   const std::vector<std::string>& paths_;
   const PickleLimits& limits_;
+  const DecodeLimits& decode_;
   std::vector<std::optional<FrDump>> slots_;
   std::vector<std::thread> workers_;
   std::mutex m_;
   std::condition_variable cv_;
   size_t next_ = 0, taken_ = 0;
+  uint64_t held_ = 0;  // bytes of the dumps read and not yet taken
   bool stop_ = false;
 };
 
 }  // namespace
 
 FrAnalysis analyse_fr_dumps(const std::vector<std::string>& paths, const PickleLimits& limits,
-                            unsigned threads) {
+                            unsigned threads, const DecodeLimits& decode) {
   FrAnalysis out;
   FrJobBuilder b;
-  ParallelReader reader(paths, limits);
+  ParallelReader reader(paths, limits, decode);
   bool parallel = threads > 1 && paths.size() > 1 && reader.start(threads);
   for (size_t i = 0; i < paths.size(); ++i)
-    add_dump(parallel ? reader.take(i) : read_path(paths[i], limits), &b, &out);
+    add_dump(parallel ? reader.take(i) : read_path(paths[i], limits, decode), &b, &out);
   out.judgement = judge_fr_dumps(b.finish());
   return out;
 }

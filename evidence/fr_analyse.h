@@ -33,17 +33,25 @@ struct FrAnalysis {
   FrJudgement judgement;
   std::vector<std::string> problems;  // one line per dump not read (unreadable, refused, no rank...)
   std::vector<std::string> warnings;  // from dumps that were read (unknown versions...)
+  std::vector<InputCut> cuts;         // dumps not read because their input ended early
+  long long unreadable = 0;           // records of read dumps refused (a number out of range)
+  std::vector<FrEvidence> unreadable_samples;  // {file, -1, "entry 3: ..."}, the first few
   size_t dumps = 0;                   // dumps read
   uint64_t entries = 0;
   uint64_t bytes = 0;                 // bytes of dump read (decoded)
 };
 
-// Opens each path (evidence/input_source.h: compressed dumps too), reads it as a dump, and judges
-// them together. `threads` workers read and parse the files (at most 8 dumps ahead of the one
-// being added); the dumps are added in path order, so the result does not depend on them. Never
-// throws; a file that cannot be read is a problem, the rest still judged.
+// Opens each path (evidence/input_source.h: compressed dumps too, within `decode`), reads it as
+// a dump, and judges them together. `threads` workers read and parse the files, at most 8 dumps
+// and, past the next one to add, kHeldDumpBytes of read dumps ahead of the one being added; the
+// dumps are added in path order, so the result does not depend on them. Memory is then the job
+// (a few dozen bytes per call) plus at most `threads` dumps being read, kHeldDumpBytes held and
+// the one being added, each within fr_dump.h's bound of its own size. Never throws; a file that
+// cannot be read is a problem (and a cut, when its input ended early), the rest still judged.
+constexpr uint64_t kHeldDumpBytes = uint64_t{256} << 20;
 FrAnalysis analyse_fr_dumps(const std::vector<std::string>& paths,
-                            const PickleLimits& limits = PickleLimits{}, unsigned threads = 2);
+                            const PickleLimits& limits = PickleLimits{}, unsigned threads = 2,
+                            const DecodeLimits& decode = DecodeLimits{});
 
 // The same on dumps already read (tests, and callers that classified the inputs first).
 FrAnalysis analyse_fr_dumps(const std::vector<FrDump>& dumps);

@@ -6,80 +6,68 @@
 
 #include <fmt/format.h>
 
-#include "compare/bounded_json.h"
+#include "evidence/fr_fields.h"
 
 namespace denpex::evidence {
 namespace {
 
 using Kind = PickleValue::Kind;
 
-// A JSON document as the same tree a pickle gives, so one extractor reads both. The bounded
-// parser already capped nesting at 64, which bounds this recursion.
-PickleValue tree_of(const nlohmann::json& j, PickleArena* arena) {
-  switch (j.type()) {
-    case nlohmann::json::value_t::null: return PickleValue::none();
-    case nlohmann::json::value_t::boolean: return PickleValue::boolean(j.get<bool>());
-    case nlohmann::json::value_t::number_integer: return PickleValue::integer(j.get<int64_t>());
-    case nlohmann::json::value_t::number_unsigned: {
-      uint64_t u = j.get<uint64_t>();
-      return u <= uint64_t{INT64_MAX} ? PickleValue::integer(static_cast<int64_t>(u))
-                                      : PickleValue::floating(static_cast<double>(u));
-    }
-    case nlohmann::json::value_t::number_float: return PickleValue::floating(j.get<double>());
-    case nlohmann::json::value_t::string: return PickleValue::text(arena, Kind::string, j.get<std::string>());
-    case nlohmann::json::value_t::array: {
-      PickleValue v = PickleValue::container(arena, Kind::list);
-      for (const auto& x : j) v.node()->items.push_back(tree_of(x, arena));
-      return v;
-    }
-    case nlohmann::json::value_t::object: {
-      PickleValue v = PickleValue::container(arena, Kind::dict);
-      for (auto it = j.begin(); it != j.end(); ++it)
-        v.node()->entries.emplace_back(PickleValue::text(arena, Kind::string, it.key()), tree_of(it.value(), arena));
-      return v;
-    }
-    default: break;
+// A pickle value as the leaf the field functions take (fr_fields.h).
+FrScalar scalar_of(const PickleValue* v) {
+  FrScalar out;
+  if (!v) return out;
+  switch (v->kind()) {
+    case Kind::none: break;
+    case Kind::boolean: out.kind = FrScalar::Kind::boolean; out.b = v->as_bool(); break;
+    case Kind::integer: out.kind = FrScalar::Kind::integer; out.i = v->as_int(); break;
+    case Kind::floating: out.kind = FrScalar::Kind::floating; out.f = v->as_float(); break;
+    case Kind::string: case Kind::bytes: out.kind = FrScalar::Kind::string; out.s = v->as_string(); break;
+    default: out.kind = FrScalar::Kind::container; break;
   }
-  return PickleValue::none();
+  return out;
 }
 
-// An integer from an int, a float or a decimal string (the JSON dump writes pg_status as text);
-// `fallback` for anything else, and for None (a time not yet discovered).
-int64_t int_of(const PickleValue* v, int64_t fallback = -1) {
-  if (!v) return fallback;
-  if (v->is(Kind::integer)) return v->as_int();
-  if (v->is(Kind::floating)) {
-    double d = v->as_float();  // NaN and values past int64 are not numbers a dump has
-    return d > -9.2e18 && d < 9.2e18 ? static_cast<int64_t>(d) : fallback;
-  }
-  if (v->is(Kind::boolean)) return v->as_bool() ? 1 : 0;
-  if (v->is(Kind::string)) {
-    const std::string& s = v->as_string();
-    char* end = nullptr;
-    long long n = std::strtoll(s.c_str(), &end, 10);
-    if (!s.empty() && end && *end == '\0') return n;
-  }
-  return fallback;
-}
+std::string text_of(const PickleValue* v) { return fr_text(scalar_of(v)); }
 
-std::string text_of(const PickleValue* v) {
-  if (!v) return "";
-  if (v->is(Kind::string) || v->is(Kind::bytes)) return v->as_string();
-  if (v->is(Kind::integer)) return std::to_string(v->as_int());
-  if (v->is(Kind::floating)) return fmt::format("{}", v->as_float());
-  return "";
-}
+// Each distinct frame once: torch's pickler shares a frame's dict between the entries whose
+// stacks hold it (a memo reference), so the node identity finds most repeats at once; equal
+// text finds the rest (Python's pickler). kBadFrame: its line is out of range.
+class PickleFrames {
+ public:
+  static constexpr uint32_t kBadFrame = UINT32_MAX;
+  explicit PickleFrames(std::vector<FrFrame>* frames) : table_(frames) {}
+  uint32_t id(const PickleValue& f) {
+    if (auto it = by_node_.find(f.identity()); it != by_node_.end()) return it->second;
+    FrFrame fr{text_of(f.find("name")), text_of(f.find("filename")), -1};
+    uint32_t id = fr_int(scalar_of(f.find("line")), -1, &fr.line) ? table_.id(std::move(fr)) : kBadFrame;
+    by_node_.emplace(f.identity(), id);
+    return id;
+  }
 
-std::vector<std::vector<int64_t>> sizes_of(const PickleValue& v) {
-  std::vector<std::vector<int64_t>> out;
-  out.reserve(v.items().size());
+ private:
+  FrFrameTable table_;
+  std::unordered_map<const void*, uint32_t> by_node_;
+};
+
+// A list of lists of numbers (input_sizes): false with *why for a number out of range.
+bool sizes_of(const PickleValue& v, std::vector<std::vector<int64_t>>* out, std::string* why) {
+  out->clear();
+  out->reserve(v.items().size());
   for (const PickleValue& arg : v.items()) {
     std::vector<int64_t> dims;
     dims.reserve(arg.items().size());
-    for (const PickleValue& d : arg.items()) dims.push_back(int_of(&d, 0));
-    out.push_back(std::move(dims));
+    for (const PickleValue& d : arg.items()) {
+      int64_t n = 0;
+      if (!fr_int(scalar_of(&d), 0, &n)) {
+        *why = fmt::format("a tensor dimension {} is out of range", fr_shown(scalar_of(&d)));
+        return false;
+      }
+      dims.push_back(n);
+    }
+    out->push_back(std::move(dims));
   }
-  return out;
+  return true;
 }
 
 std::vector<std::string> strings_of(const PickleValue& v) {
@@ -89,124 +77,51 @@ std::vector<std::string> strings_of(const PickleValue& v) {
   return out;
 }
 
-FrState state_of(const std::string& s) {
-  if (s == "completed") return FrState::completed;
-  if (s == "started") return FrState::started;
-  if (s == "scheduled") return FrState::scheduled;
-  return FrState::unknown;
-}
-
-// "[0, 1, 2]" (torch's ranks_str), or a list of ints.
-std::vector<int> ranks_of(const PickleValue* v) {
-  std::vector<int> out;
-  if (!v) return out;
-  if (!v->is(Kind::string)) {
-    for (const PickleValue& r : v->items()) out.push_back(static_cast<int>(int_of(&r, -1)));
-    return out;
-  }
-  const std::string& s = v->as_string();
-  for (size_t i = 0; i < s.size();) {
-    if (!std::isdigit(static_cast<unsigned char>(s[i]))) {
-      ++i;
-      continue;
+// Reads one field of an entry into `e`; false with *why for a number out of range.
+bool entry_field(const std::string& key, const PickleValue& v, FrEntry* e, PickleFrames* frames, std::string* why) {
+  if (key == "frames") {
+    e->frames.clear();
+    e->frames.reserve(v.items().size());
+    for (const PickleValue& f : v.items()) {
+      uint32_t id = frames->id(f);
+      if (id == PickleFrames::kBadFrame) {
+        *why = "a frame's line is out of range";
+        return false;
+      }
+      e->frames.push_back(id);
     }
-    long n = 0;
-    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])) && n < 100000000)
-      n = n * 10 + (s[i++] - '0');
-    out.push_back(static_cast<int>(n));
+    return true;
   }
-  return out;
-}
-
-}  // namespace
-
-namespace {
-
-// Each distinct frame once: torch's pickler shares a frame's dict between the entries whose
-// stacks hold it (a memo reference), so the node identity finds most repeats at once; equal
-// text finds the rest (the JSON form, Python's pickler).
-class FrameTable {
- public:
-  explicit FrameTable(std::vector<FrFrame>* frames) : frames_(frames) {}
-  uint32_t id(const PickleValue& f) {
-    if (auto it = by_node_.find(f.identity()); it != by_node_.end()) return it->second;
-    FrFrame fr{text_of(f.find("name")), text_of(f.find("filename")), int_of(f.find("line"))};
-    std::string key = fmt::format("{}\n{}\n{}", fr.name, fr.filename, fr.line);
-    auto [it, added] = by_text_.emplace(std::move(key), static_cast<uint32_t>(frames_->size()));
-    if (added) frames_->push_back(std::move(fr));
-    by_node_.emplace(f.identity(), it->second);
-    return it->second;
+  if (key == "input_sizes") return sizes_of(v, &e->input_sizes, why);
+  if (key == "output_sizes") return sizes_of(v, &e->output_sizes, why);
+  if (key == "input_dtypes") e->input_dtypes = strings_of(v);
+  else if (key == "output_dtypes") e->output_dtypes = strings_of(v);
+  else if (key == "process_group" && v.items().size() >= 2) {
+    e->pg_name = text_of(&v.items()[0]);
+    e->pg_desc = text_of(&v.items()[1]);
+  } else {
+    return fr_entry_scalar(key, scalar_of(&v), e, why);
   }
-
- private:
-  std::vector<FrFrame>* frames_;
-  std::unordered_map<const void*, uint32_t> by_node_;
-  std::unordered_map<std::string, uint32_t> by_text_;
-};
-
-// Reads one field of an entry into `e`. Unknown fields are left alone (newer versions add some).
-void entry_field(const std::string& key, const PickleValue& v, FrEntry* e, FrameTable* frames) {
-  switch (key.empty() ? '\0' : key[0]) {
-    case 'c': if (key == "collective_seq_id") e->collective_seq_id = int_of(&v); break;
-    case 'd': if (key == "duration_ms") e->duration_ms = v.as_float(); break;
-    case 'f':
-      if (key == "frames") {
-        e->frames.reserve(v.items().size());
-        for (const PickleValue& f : v.items()) e->frames.push_back(frames->id(f));
-      }
-      break;
-    case 'i':
-      if (key == "input_sizes") e->input_sizes = sizes_of(v);
-      else if (key == "input_dtypes") e->input_dtypes = strings_of(v);
-      else if (key == "is_p2p") e->is_p2p = v.as_bool();
-      break;
-    case 'o':
-      if (key == "output_sizes") e->output_sizes = sizes_of(v);
-      else if (key == "output_dtypes") e->output_dtypes = strings_of(v);
-      else if (key == "op_id") e->op_id = int_of(&v);
-      break;
-    case 'p':
-      if (key == "pg_id") e->pg_id = text_of(&v);
-      else if (key == "p2p_seq_id") e->p2p_seq_id = int_of(&v);
-      else if (key == "profiling_name") e->profiling_name = text_of(&v);
-      else if (key == "process_group" && v.items().size() >= 2) {
-        e->pg_name = text_of(&v.items()[0]);
-        e->pg_desc = text_of(&v.items()[1]);
-      } else if (key == "process_group") {
-        e->pg_name = text_of(&v);
-      }
-      break;
-    case 'r':
-      if (key == "record_id") e->record_id = int_of(&v);
-      else if (key == "retired") e->retired = v.as_bool();
-      break;
-    case 's': if (key == "state") e->state = state_of(text_of(&v)); break;
-    case 't':
-      if (key == "time_created_ns") e->time_created_ns = int_of(&v);
-      else if (key == "time_discovered_started_ns") e->time_started_ns = int_of(&v);
-      else if (key == "time_discovered_completed_ns") e->time_completed_ns = int_of(&v);
-      else if (key == "timeout_ms") e->timeout_ms = int_of(&v);
-      break;
-    default: break;
-  }
+  return true;
 }
 
 void read_entries(const PickleValue& list, FrDump* d) {
-  FrameTable frames(&d->frames);
+  PickleFrames frames(&d->frames);
   d->entries.reserve(list.items().size());
-  size_t skipped = 0;
+  size_t skipped = 0, index = 0;
   for (const PickleValue& item : list.items()) {
     if (!item.is(Kind::dict)) {
-      ++skipped;
+      ++skipped, ++index;
       continue;
     }
     FrEntry e;
+    std::string why;
     for (const auto& [k, v] : item.entries())
-      if (k.is(Kind::string)) entry_field(k.as_string(), v, &e, &frames);
-    // The JSON dump writes 0 for a time not yet discovered.
-    if (e.time_started_ns == 0) e.time_started_ns = -1;
-    if (e.time_completed_ns == 0) e.time_completed_ns = -1;
-    d->entries.push_back(std::move(e));
+      if (k.is(Kind::string) && !entry_field(k.as_string(), v, &e, &frames, &why)) break;
+    fr_finish_entry(&e);
+    if (why.empty()) d->entries.push_back(std::move(e));
+    else fr_refuse(d, fmt::format("entry {}: {}", index, why));
+    ++index;
   }
   if (skipped > 0) d->warnings.push_back(fmt::format("{} entries that are not records were skipped", skipped));
 }
@@ -217,8 +132,16 @@ void read_pg_config(const PickleValue& v, FrDump* d) {
     pg.name = text_of(info.find("name"));
     if (pg.name.empty()) pg.name = text_of(&k);
     pg.desc = text_of(info.find("desc"));
-    pg.ranks = ranks_of(info.find("ranks"));
-    d->pg_config.push_back(std::move(pg));
+    std::string why;
+    const PickleValue* ranks = info.find("ranks");
+    if (ranks && ranks->is(Kind::string)) {
+      fr_ranks_text(ranks->as_string(), &pg.ranks, &why);
+    } else if (ranks) {
+      for (const PickleValue& r : ranks->items())
+        if (!fr_rank_item(scalar_of(&r), &pg.ranks, &why)) break;
+    }
+    if (why.empty()) d->pg_config.push_back(std::move(pg));
+    else fr_refuse(d, fmt::format("pg_config \"{}\": {}", text_of(&k), why));
   }
 }
 
@@ -226,24 +149,16 @@ void read_pg_status(const PickleValue& v, FrDump* d) {
   for (const auto& [k, st] : v.entries()) {
     FrPgStatus s;
     s.pg_id = text_of(&k);
-    s.last_enqueued = int_of(st.find("last_enqueued_collective"));
-    s.last_started = int_of(st.find("last_started_collective"));
-    s.last_completed = int_of(st.find("last_completed_collective"));
-    d->pg_status.push_back(std::move(s));
+    std::string why;
+    for (auto [key, field] : {std::pair{"last_enqueued_collective", &s.last_enqueued},
+                              std::pair{"last_started_collective", &s.last_started},
+                              std::pair{"last_completed_collective", &s.last_completed}})
+      if (!fr_int(scalar_of(st.find(key)), -1, field) && why.empty())
+        why = fmt::format("{} {} is out of range", key, fr_shown(scalar_of(st.find(key))));
+    if (why.empty()) d->pg_status.push_back(std::move(s));
+    else fr_refuse(d, fmt::format("pg_status \"{}\": {}", s.pg_id, why));
   }
 }
-
-bool known_version(const std::string& v) {
-  // The versions torch has written, 2.0 ("2.0" .. "2.10" by its version_val), read by field name.
-  if (v.size() < 3 || v.compare(0, 2, "2.") != 0) return false;
-  char* end = nullptr;
-  long minor = std::strtol(v.c_str() + 2, &end, 10);
-  return end && *end == '\0' && minor >= 0 && minor <= 10;
-}
-
-}  // namespace
-
-namespace {
 
 FrDump::Status status_of(PickleResult::Status s) {
   switch (s) {
@@ -264,15 +179,11 @@ void read_tree(const PickleValue& top, FrDump* d) {
   }
   d->status = FrDump::Status::ok;
   d->version = text_of(top.find("version"));
-  d->version_known = known_version(d->version);
-  if (!d->version_known)
-    d->warnings.push_back(fmt::format(
-        "Flight Recorder dump version \"{}\" is not one this reader knows (2.0 to 2.10): read "
-        "by field name; check what it says against torch's fr_trace", d->version));
   d->comm_lib_version = text_of(top.find("comm_lib_version"));
   if (const PickleValue* pc = top.find("pg_config")) read_pg_config(*pc, d);
   if (const PickleValue* ps = top.find("pg_status")) read_pg_status(*ps, d);
   if (const PickleValue* es = top.find("entries")) read_entries(*es, d);
+  fr_version_warning(d);
 }
 
 }  // namespace
@@ -323,34 +234,38 @@ FrDump read_fr_dump(std::string_view bytes, const std::string& name, const Pickl
                             limits.max_input_bytes);
     return d;
   }
-  BoundedJson j = parse_bounded_json(std::string(bytes));
-  if (j.status != BoundedJsonStatus::ok) {
-    d.status = FrDump::Status::malformed;
-    d.message = fmt::format("{}: neither a pickle nor {} JSON: not a Flight Recorder dump", name,
-                            j.status == BoundedJsonStatus::too_deep ? "shallow" : "valid");
-    return d;
-  }
-  PickleArena arena;
-  read_tree(tree_of(j.value, &arena), &d);
+  read_fr_json(bytes, &d, limits);
   return d;
 }
 
 FrDump read_fr_dump(ByteSource* source, const std::string& name, const PickleLimits& limits) {
   std::string bytes, error;
   std::string buf(1 << 16, '\0');
-  for (;;) {
-    long n = source->read(&buf[0], buf.size(), &error);
-    if (n < 0 || (n > 0 && bytes.size() + static_cast<size_t>(n) > limits.max_input_bytes)) {
-      FrDump d;
-      d.source = name;
-      d.status = n < 0 ? FrDump::Status::malformed : FrDump::Status::too_large;
-      d.message = n < 0 ? error : fmt::format("{}: more than {} bytes: larger than a Flight "
-                                              "Recorder dump this reader takes", name,
-                                              limits.max_input_bytes);
-      return d;
-    }
-    if (n == 0) break;
+  // The first piece tells the form: a pickle is read whole, JSON is streamed.
+  long n = source->read(&buf[0], buf.size(), &error);
+  if (n > 0 && static_cast<unsigned char>(buf[0]) != 0x80) {
+    FrDump d;
+    d.source = name;
+    d.rank = rank_from_dump_name(name);
+    d.format = "json";
+    read_fr_json(source, buf.substr(0, static_cast<size_t>(n)), &d, limits);
+    return d;
+  }
+  for (; n > 0; n = source->read(&buf[0], buf.size(), &error)) {
+    if (bytes.size() + static_cast<size_t>(n) > limits.max_input_bytes) break;
     bytes.append(buf.data(), static_cast<size_t>(n));
+  }
+  InputCut cut = n == 0 ? source->cut() : InputCut{};
+  if (n != 0 || cut.why != InputCut::Why::none) {
+    FrDump d;
+    d.source = name;
+    d.status = n < 0 || n == 0 ? FrDump::Status::malformed : FrDump::Status::too_large;
+    d.message = n < 0    ? error
+                : n == 0 ? cut.message + "; the dump is not read: a part of it would show its rank behind where it was"
+                         : fmt::format("{}: more than {} bytes: larger than a Flight Recorder dump this reader takes",
+                                       name, limits.max_input_bytes);
+    d.cut = std::move(cut);
+    return d;
   }
   return read_fr_dump(std::string_view(bytes), name, limits);
 }

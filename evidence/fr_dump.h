@@ -4,6 +4,18 @@
 // pickle.h: nothing executed) or the JSON into plain structs, by field name, so that versions
 // that add fields read the same; fields are those of torch's FlightRecorder (dump_entries,
 // getCollectiveTrace, getPgConfig, getPgStatus).
+//
+// The JSON form is read with nlohmann's SAX parser straight into these structs, streamed from
+// its source: no document tree is built (a 61 KB gzip'd dump took 3.4 GB as one), and nothing is
+// sized by a count the input states. What the reader keeps is charged as it is allocated (each
+// vector's growth, spare capacity included, each string past the short-string buffer, each
+// distinct frame), and a dump that would keep more than PickleLimits::max_kept_per_byte (4)
+// bytes per byte of JSON read, plus kept_slack_bytes (1 MiB), is refused as too_large. Dumps as
+// torch writes them keep 1.2 to 2 bytes per byte (20,000 compact entries without stacks, the
+// densest form; stacks add text, not records); a list of bare "0," dimensions keeps 8 and more.
+// So a JSON dump of B bytes holds at most 4 B + 1 MiB, and at most twice that for the moment a
+// vector moves to a larger allocation, plus the parser's longest string and a 64 KiB buffer.
+// A pickle is read whole and bounded by PickleLimits (pickle.h).
 #pragma once
 
 #include <cstdint>
@@ -79,15 +91,26 @@ struct FrDump {
   std::vector<FrFrame> frames;   // each distinct frame once
   std::vector<std::string> warnings;
   uint64_t bytes = 0;            // bytes of the dump read
+  // Records not kept (entries, process groups, statuses) because a number in them is out of
+  // range (fr_fields.h), and the first few of them: "entry 3: record_id 4294967296 is out of range".
+  long long unreadable = 0;
+  std::vector<std::string> unreadable_samples;
+  // The source ended early (a damaged or limited compressed dump): status malformed, not read,
+  // since a dump read in part would show its rank behind where it was.
+  InputCut cut;
 };
 
+constexpr size_t kFrUnreadableSamples = 5;
+
 // Reads a whole dump from `bytes` (a pickle when it starts with PROTO, else JSON). `name` is the
-// file name used in messages and for the rank. Never throws.
+// file name used in messages and for the rank. Never throws; statuses as above (too_large also
+// for a JSON dump past max_input_bytes or past the bound on what is kept).
 FrDump read_fr_dump(std::string_view bytes, const std::string& name,
                     const PickleLimits& limits = PickleLimits{});
 
-// Reads the source to its end (at most limits.max_input_bytes), then as above. A source that
-// breaks off is malformed with its message.
+// Reads the source (at most limits.max_input_bytes): a pickle whole, then as above; JSON streamed
+// through the SAX reader. A source that breaks off, or ends early (`cut` set), is malformed with
+// its message.
 FrDump read_fr_dump(ByteSource* source, const std::string& name,
                     const PickleLimits& limits = PickleLimits{});
 

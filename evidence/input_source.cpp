@@ -53,10 +53,21 @@ class MemorySource : public ByteSource {
 
 }  // namespace
 
-OpenedInput open_input(const std::string& path) {
+const char* to_string(InputCut::Why why) {
+  switch (why) {
+    case InputCut::Why::damaged: return "damaged";
+    case InputCut::Why::size_limit: return "size-limit";
+    case InputCut::Why::ratio_limit: return "ratio-limit";
+    case InputCut::Why::none: break;
+  }
+  return "";
+}
+
+OpenedInput open_input(const std::string& path, const DecodeLimits& limits) {
   OpenedInput out;
   if (path == "-") {
-    return open_decoded(std::make_unique<FdSource>(0, false, "standard input"), "standard input");
+    return open_decoded(std::make_unique<FdSource>(0, false, "standard input"), "standard input",
+                        limits);
   }
   // O_NONBLOCK so that opening a FIFO cannot hang; special files are refused below.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -75,7 +86,7 @@ OpenedInput open_input(const std::string& path) {
   }
   int flags = ::fcntl(fd, F_GETFL);
   if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
-  return open_decoded(std::make_unique<FdSource>(fd, true, path), path);
+  return open_decoded(std::make_unique<FdSource>(fd, true, path), path, limits);
 }
 
 std::unique_ptr<ByteSource> memory_source(std::string bytes) {

@@ -180,9 +180,11 @@ bool LogReader::read(ByteSource* in, const std::string& name, std::string* error
   st.index = static_cast<int>(files.size());
   files.push_back(name);
   LineFeed feed(in, read_threads_ > 1);
+  When read_to;  // the last time a line's prefix gave: how far a cut input was read
   while (const FedBatch* b = feed.next()) {
     for (const FedLine& l : b->lines) {
       st.line_no = l.line_no;
+      if (l.label.when.known()) read_to = l.label.when;
       ++lines;
       // A line longer than any record: what was kept is read, the rest was skipped.
       if (l.cut) bad(st, fmt::format("line longer than {} KiB cut: {}", kMaxLine / 1024, b->cut_text(l)));
@@ -191,6 +193,11 @@ bool LogReader::read(ByteSource* in, const std::string& name, std::string* error
   }
   st.host_labels = std::move(feed.host_labels());
   end_file(st);
+  if (InputCut c = in->cut(); c.why != InputCut::Why::none && feed.error().empty()) {
+    c.file = name;
+    cuts.push_back(CutInput{std::move(c), read_to, true});
+    stream_.mark_cut(st.index);
+  }
   if (!feed.error().empty()) {
     *error = feed.error();
     return false;

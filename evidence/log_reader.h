@@ -33,6 +33,14 @@ constexpr size_t kEvidenceChars = 300;
 // Events of one kind kept beyond this are counted, not stored (a 2 GB log of timeouts).
 constexpr size_t kMaxEvents = 20000;
 
+// An input that ended early, and the last time its lines gave before the cut (unknown when
+// none gave one): what was cut comes after it.
+struct CutInput {
+  InputCut cut;
+  When read_to;
+  bool log = true;  // a log read up to the cut; false: a recorder output, not read
+};
+
 struct Process {
   std::string key;     // "rank 3", "10.72.7.6:615", "node01:1234", "task 1", "file x.log"
   std::string host;
@@ -88,6 +96,10 @@ class LogReader {
   std::vector<MemberCalls> all_calls; // keep_all_calls only
   std::vector<long long> hits;        // per signal table entry: records it read
   std::vector<std::string> notes;     // how communicators were matched, lines lost, ...
+  // Inputs that ended early (damaged, or past a decoding limit): logs are read up to the cut.
+  // The caller adds the cuts of inputs read elsewhere (recorder outputs, not read at all, and
+  // compressed logs damaged before their first line) before judging.
+  std::vector<CutInput> cuts;
   std::vector<std::string> files;
   std::map<std::string, int> file_year;  // the year the first dated line of each file gives
   std::vector<Process> processes;

@@ -334,6 +334,7 @@ bool Unpickler::long_int(uint8_t op) {
     if (!need(n)) return false;
     return fail(Status::too_large, fmt::format("an integer of {} bytes (up to 8 are read)", n));
   }
+  if (!need(n)) return false;  // the bytes it claims must be there before they are read
   uint64_t v = le(n);
   if (n > 0 && n < 8 && (v >> (8 * n - 1)) & 1) v |= ~uint64_t{0} << (8 * n);  // sign-extend
   return push(PickleValue::integer(static_cast<int64_t>(v)));

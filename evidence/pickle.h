@@ -89,6 +89,10 @@ struct PickleLimits {
   size_t max_stack = size_t{1} << 20;          // values on the stack at once
   uint32_t max_depth = 64;                     // dumps nest 5 deep
   size_t max_string_bytes = size_t{16} << 20;  // one string or bytes value
+  // The JSON form of a dump (evidence/fr_dump.h): what its reader keeps may not pass this many
+  // bytes per byte of JSON read, plus kept_slack_bytes.
+  size_t max_kept_per_byte = 4;
+  size_t kept_slack_bytes = size_t{1} << 20;
 };
 
 struct PickleResult {

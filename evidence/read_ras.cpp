@@ -4,6 +4,7 @@
 #include "evidence/read_ras.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <set>
 
 #include <fmt/format.h>
@@ -98,6 +99,15 @@ RasRank& rank_of(RasTextComm& c, const RankLine& l) {
   return r;
 }
 
+// A number of the report where an int goes (a group, a count of nodes, processes or GPUs, a
+// status or error code): -1 when it is outside lo .. hi (or past 63 bits: to_ll gives -1), never
+// wrapped, and the line is counted unreadable.
+int fitting(long long v, long long lo, long long hi, Record& rec) {
+  if (v >= lo && v <= hi) return static_cast<int>(v);
+  rec.r.bad(rec.st, rec.text);
+  return -1;
+}
+
 void keep_evidence(Record& rec, std::string_view t) {
   auto& ev = rec.st.ras.report.evidence;
   if (ev.size() < 8) {
@@ -126,7 +136,11 @@ bool comm_rank_line(std::string_view t, Record& rec) {
   if (s.comm < 0 || !starts(t, "Rank ")) return false;
   RasTextComm& c = s.report.comms[static_cast<size_t>(s.comm)];
   RankLine l = rank_line(t);
-  if (l.rank < 0) return true;
+  if (l.rank < 0) {
+    // "Rank 4294967297 ...": a rank past kMaxRank (or past 63 bits) is refused, not wrapped.
+    if (t.size() > 5 && t[5] >= '0' && t[5] <= '9') rec.r.bad(rec.st, t);
+    return true;
+  }
   if (s.sub == "comm-incomplete") {
     RasMissingRank& m = c.missing[l.rank];
     m.rank = l.rank;
@@ -134,11 +148,11 @@ bool comm_rank_line(std::string_view t, Record& rec) {
     m.pid = l.pid;
     m.unresponsive = true;
   } else if (s.sub == "init" || s.sub == "async") {
-    int code = starts(l.between, "reported ") ? ras_error_code(l.between.substr(9)) : s.value_known ? static_cast<int>(s.value) : -1;
+    int code = starts(l.between, "reported ") ? ras_error_code(l.between.substr(9)) : s.value_known ? fitting(s.value, INT32_MIN, INT32_MAX, rec) : -1;
     RasRank& r = rank_of(c, l);
     (s.sub == "init" ? r.init_state : r.async_error) = code;
   } else if (s.sub == "status") {
-    int st = starts(l.between, "has status ") ? status_code(l.between.substr(11)) : s.value_known ? static_cast<int>(s.value) : -1;
+    int st = starts(l.between, "has status ") ? status_code(l.between.substr(11)) : s.value_known ? fitting(s.value, INT32_MIN, INT32_MAX, rec) : -1;
     if (st == 0) {
       RasMissingRank& m = c.missing[l.rank];
       m.rank = l.rank;
@@ -198,7 +212,7 @@ bool comm_header(std::string_view t, Record& rec) {
   if (starts(t, "#")) {
     size_t open = t.find(" ("), close = t.find(") ");
     if (open == std::string_view::npos || close == std::string_view::npos || close < open) return false;
-    int group = static_cast<int>(to_ll(t.substr(1)));
+    int group = fitting(to_ll(t.substr(1)), 0, kMaxRank, rec);
     RasTextComm& c = comm_for(s.report, t.substr(open + 2, close - open - 2), group);
     s.comm = static_cast<int>(&c - s.report.comms.data());
     std::string_view what = trim(t.substr(close + 2));
@@ -267,16 +281,17 @@ bool summary_line(std::string_view t, Record& rec) {
   if (w.empty() || !all_digits(w[0])) return false;
   if (s.section == "table" && w.size() == 8) {
     long long g = to_ll(w[0]), size = to_ll(w[4]);
-    if (g >= 0 && size > 0 && size <= kMaxRank) rep.group_size[static_cast<int>(g)] = static_cast<int>(size);
+    int group = fitting(g, 0, kMaxRank, rec);
+    if (group >= 0 && size > 0 && size <= kMaxRank) rep.group_size[group] = static_cast<int>(size);
     return true;
   }
   if (s.section != "summary" || !std::all_of(w.begin(), w.end(), all_digits)) return false;
   // "4 8 1 32 32" (nodes, per node, per process, processes, GPUs) or, after the per-node
   // breakdown, "(total) (total) (total)": "4 32 32".
   if (s.sub == "totals" && (w.size() == 5 || w.size() == 3)) {
-    rep.nodes = static_cast<int>(to_ll(w[0]));
-    rep.processes = static_cast<int>(to_ll(w[w.size() - 2]));
-    rep.gpus = static_cast<int>(to_ll(w[w.size() - 1]));
+    rep.nodes = fitting(to_ll(w[0]), 0, kMaxRank, rec);
+    rep.processes = fitting(to_ll(w[w.size() - 2]), 0, kMaxRank, rec);
+    rep.gpus = fitting(to_ll(w[w.size() - 1]), 0, kMaxRank, rec);
   }
   return true;
 }
@@ -290,13 +305,13 @@ bool process_line(std::string_view t, Record& rec) {
     return true;
   }
   if (starts(t, "Missing communicator data from ") && has(t, " job process")) {
-    s.report.missing_processes = static_cast<int>(count_after(t, "data from "));
+    s.report.missing_processes = fitting(count_after(t, "data from "), 0, kMaxRank, rec);
     s.sub = "incomplete";
     s.comm = -1;
     return true;
   }
   if (has(t, " considered dead (unreachable via the RAS network)")) {
-    s.report.dead_processes = static_cast<int>(to_ll(t));
+    s.report.dead_processes = fitting(to_ll(t), 0, kMaxRank, rec);
     s.sub = "dead";
     s.comm = -1;
     return true;
@@ -425,7 +440,7 @@ RasReport ras_text_report(const RasTextReport& t, std::vector<Reported>* legacy)
       }
       for (const auto& [rank, n] : counts) {
         ranks[rank].rank = rank;
-        ranks[rank].counts[k.op] = static_cast<unsigned long long>(std::max<long long>(n, 0));
+        set_ras_count(&out, &ranks[rank], k.op, static_cast<unsigned long long>(std::max<long long>(n, 0)));
       }
     }
     for (auto& [rank, r] : ranks) rc.ranks.push_back(r);

@@ -19,12 +19,17 @@ struct RecorderEvidence {
   std::vector<CommSequence> sequences;   // from Inspector records
   std::vector<std::string> problems;     // one line per input not read (names the file, what to do)
   std::vector<std::string> warnings;     // unknown dump versions, skipped lines
+  std::vector<InputCut> cuts;            // inputs not read because they ended early (also a problem)
+  long long unreadable = 0;              // records refused (a number out of range), in inputs read
+  std::vector<FrEvidence> unreadable_samples;  // {file, -1, "entry 3: ..."}, the first few
   size_t fr_dumps = 0, ras_reports = 0, inspector_files = 0;
   uint64_t bytes = 0;                    // Flight Recorder bytes read
 };
 
-// Reads the inputs whose kind is_recorder(); others are ignored. Never throws.
-RecorderEvidence read_recorders(const std::vector<ClassifiedInput>& inputs);
+// Reads the inputs whose kind is_recorder(), decoding within `decode`; others are ignored.
+// Never throws.
+RecorderEvidence read_recorders(const std::vector<ClassifiedInput>& inputs,
+                                const DecodeLimits& decode = DecodeLimits{});
 
 // "rank 3 is in flight in collective #1201 (nccl:all_reduce) of process group 0, at step
 // (train.py:42)": one line per rank position, for reports. At most `max_lines`, then "... N more".

@@ -1,7 +1,8 @@
 // libFuzzer target: the decoders behind open_input (evidence/decode.h): gzip, zstd and xz
 // streams (the seeds are real files made by the real programs), text and binary sniffing. The
 // first byte picks the read size, so the decoders see their input and output split at many
-// points. A small cap on decoded bytes keeps bombs short; more than the cap is a bug.
+// points. A small cap on decoded bytes keeps bombs short; more than the cap is a bug, and so is a
+// cut (damage, a limit) that does not say how much was handed on.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -31,7 +32,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (error.empty()) std::abort();
       break;
     }
-    if (n == 0) break;
+    if (n == 0) {
+      // An input cut short says why, where, and how much it handed on: all that was read.
+      denpex::evidence::InputCut cut = in.source->cut();
+      if (cut.why != denpex::evidence::InputCut::Why::none && (cut.message.empty() || cut.decoded_bytes != total))
+        std::abort();
+      break;
+    }
     total += static_cast<uint64_t>(n);
     if (total > limits.max_decoded_bytes + 65536) std::abort();
   }

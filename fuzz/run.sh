@@ -12,7 +12,7 @@ build=$1
 secs=${2:-20}
 here=$(cd "$(dirname "$0")" && pwd)
 cmake --build "$build" --target denpex_fuzz >/dev/null || { echo "fuzz/run.sh: build failed"; exit 1; }
-targets="elf nccl_literal ld_cache record baseline version_py collective_log diagnose loader fs_view saved_job decode pickle shell_command saved_records"
+targets="elf nccl_literal ld_cache record baseline version_py collective_log diagnose loader fs_view saved_job decode pickle shell_command saved_records ras_json"
 seed=${FUZZ_SEED:-$(( $(date +%s%N) % 4000000000 + 1 ))}
 echo "fuzz/run.sh: seed $seed (replay with FUZZ_SEED=$seed fuzz/run.sh $build $secs)"
 # One target per core at a time: each is a single process, so on 2 cores two run side by side

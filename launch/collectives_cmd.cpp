@@ -33,24 +33,29 @@ using nlohmann::json;
 constexpr int kExitPass = 0, kExitReject = 1, kExitCannotJudge = 2;
 
 
-CollectiveInput read_one(const std::string& f, int read_threads) {
+CollectiveInput read_one(const std::string& f, int read_threads, const evidence::DecodeLimits& decode) {
   if (f != "-" && file_is_collective_trace(f)) return read_collective_trace(f);
-  return evidence::read_collective_log(f, read_threads);
+  return evidence::read_collective_log(f, read_threads, decode);
 }
 
 // Reads every file, each as a trace or a log, one reader per file on as many threads as there
 // are cores; the results keep the order of the files. With fewer files than cores, each log's
 // lines are also read and repaired on a thread beside its reader (evidence/line_feed.h). Files are told by content first: recorder
-// outputs (Flight Recorder dumps, RAS JSON, Inspector records) go to *recorded, and a binary,
-// corrupt or unreadable file is the error, named.
-CollectivesInputs read_inputs(const std::vector<std::string>& paths,
+// outputs (Flight Recorder dumps, RAS JSON, Inspector records) go to *recorded, and a binary or
+// unreadable file is the error, named. A compressed file damaged from its first bytes is an
+// input that holds nothing (read_collective_log notes it as cut); the others are still judged.
+CollectivesInputs read_inputs(const std::vector<std::string>& paths, const evidence::DecodeLimits& decode,
                               std::vector<evidence::ClassifiedInput>* recorded) {
   CollectivesInputs out;
   std::vector<std::string> all = input_files(paths, DirectoryWalk::top, &out.error);
   if (!out.error.empty()) return out;
   std::vector<std::string> files;
   for (const auto& f : all) {
-    evidence::ClassifiedInput kind = evidence::classify(f);
+    evidence::ClassifiedInput kind = evidence::classify(f, decode);
+    if (kind.kind == evidence::InputKind::unreadable && kind.cut.why == evidence::InputCut::Why::damaged) {
+      files.push_back(f);
+      continue;
+    }
     if (kind.kind == evidence::InputKind::unreadable) {
       out.error = kind.message;
       return out;
@@ -65,7 +70,7 @@ CollectivesInputs read_inputs(const std::vector<std::string>& paths,
   size_t cores = std::max(1u, std::thread::hardware_concurrency());
   int per_file = files.size() < cores ? 0 : 1;
   auto worker = [&] {
-    for (size_t i = next++; i < files.size(); i = next++) out.files[i] = read_one(files[i], per_file);
+    for (size_t i = next++; i < files.size(); i = next++) out.files[i] = read_one(files[i], per_file, decode);
   };
   size_t n = std::min(files.size(), cores);
   std::vector<std::thread> pool;
@@ -86,16 +91,20 @@ int run(const CollectivesOptions& o) {
     return kExitCannotJudge;
   }
   std::vector<evidence::ClassifiedInput> recorded;
-  CollectivesInputs inputs = read_inputs(o.paths, &recorded);
+  CollectivesInputs inputs = read_inputs(o.paths, o.decode, &recorded);
   if (inputs.error.empty()) inputs.error = find_duplicate(inputs);
   if (!inputs.error.empty()) {
     fmt::print(stderr, "denpex-probe collectives: {}\n", line(inputs.error));
     return kExitCannotJudge;
   }
-  evidence::RecorderEvidence rec = evidence::read_recorders(recorded);
+  evidence::RecorderEvidence rec = evidence::read_recorders(recorded, o.decode);
   for (const auto& p : rec.problems) fmt::print(stderr, "denpex-probe collectives: {}\n", line(p));
   for (const auto& w : rec.warnings) fmt::print(stderr, "denpex-probe collectives: {}\n", line(w));
   inputs.recorded_sequences = std::move(rec.sequences);
+  inputs.recorded_cuts = std::move(rec.cuts);
+  inputs.recorded_unreadable = rec.unreadable;
+  for (const auto& u : rec.unreadable_samples)
+    inputs.recorded_unreadable_samples.push_back(fmt::format("{}: {}", u.file, u.text));
   for (auto& f : rec.findings) inputs.recorded_findings.push_back(std::move(f.finding));
   inputs.recorded_files = recorded.size();
   CollectivesVerdict v = judge_collectives(&inputs, o.strict);

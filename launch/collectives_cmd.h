@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "evidence/input_source.h"
 #include "launch/report_output.h"
 
 namespace denpex {
@@ -15,6 +16,9 @@ struct CollectivesOptions {
   bool quiet = false;              // no human report
   bool strict = false;             // warnings (unreadable lines, absent ranks) reject too
   ReportOutput output;             // --json/--html/--brief/--redact/--color (json_path, quiet as above)
+  // How much a compressed input may decode to (--max-decoded-size, --max-decoded-ratio); an
+  // input cut by a limit or by damage is judged up to the cut, and the report says so.
+  evidence::DecodeLimits decode;
 };
 
 // Returns the contract exit code: 0 pass, 1 reject, 2 could not judge (a path missing or

@@ -47,14 +47,14 @@ bool is_json(const std::string& path) {
 
 // Collective-call evidence carries file and line only (the line text is not kept while
 // streaming): fetch those lines now, one pass per file.
-void fill_evidence_text(diag::Diagnosis* d) {
+void fill_evidence_text(diag::Diagnosis* d, const evidence::DecodeLimits& decode) {
   std::map<std::string, std::set<long long>> wanted;
   for (const auto& x : d->findings)
     for (const auto& e : x.evidence)
       if (e.text.empty() && !e.file.empty() && e.file != "-" && e.line > 0) wanted[e.file].insert(e.line);
   std::map<std::pair<std::string, long long>, std::string> got;
   for (const auto& [file, lines] : wanted) {
-    evidence::OpenedInput in = evidence::open_input(file);
+    evidence::OpenedInput in = evidence::open_input(file, decode);
     if (in.status != evidence::OpenedInput::Status::ok) continue;
     evidence::LineReader reader(in.source.get());
     std::string text;
@@ -89,6 +89,98 @@ std::vector<diag::DxFinding> recorder_findings(evidence::RecorderEvidence* rec) 
   return out;
 }
 
+// What the inputs gave: the logs read into `reader`, and the inputs its readers do not take.
+struct Inputs {
+  diag::LogReader reader;
+  std::vector<CommSequence> traced;
+  std::vector<std::string> saved;
+  std::vector<evidence::ClassifiedInput> recorded;
+};
+
+// A compressed input damaged before any text decoded: noted as cut (the report says so), and
+// the other inputs are still judged.
+void damaged_input(const std::string& f, evidence::InputCut cut, Inputs* in) {
+  cut.file = f;
+  in->reader.cuts.push_back(evidence::CutInput{std::move(cut), evidence::When{}, true});
+  in->reader.files.push_back(f);
+}
+
+// Reads one input by its kind. Returns false after printing the one line that ends the run.
+bool read_input(const std::string& f, const DiagnoseOptions& o, Inputs* in) {
+  std::string error;
+  // Told by content first: recorder outputs go to their readers, unreadable files are named.
+  evidence::ClassifiedInput kind = evidence::classify(f, o.decode);
+  if (kind.kind == evidence::InputKind::unreadable && kind.cut.why == evidence::InputCut::Why::damaged) {
+    damaged_input(f, std::move(kind.cut), in);
+    return true;
+  }
+  if (kind.kind == evidence::InputKind::unreadable) {
+    fmt::print(stderr, "denpex-probe diagnose: {}\n", line(kind.message));
+    return false;
+  }
+  if (evidence::is_recorder(kind.kind)) {
+    in->recorded.push_back(std::move(kind));
+    in->reader.files.push_back(f);
+    return true;
+  }
+  bool trace = f != "-" && file_is_collective_trace(f);
+  if (f != "-" && !trace && is_json(f)) {
+    in->saved.push_back(f);  // judged below by the live gate's rules, as `compare` would
+    in->reader.files.push_back(f);
+    return true;
+  }
+  if (trace) {
+    CollectiveInput t = read_collective_trace(f);
+    if (t.status != CollectiveInput::Status::ok) {
+      fmt::print(stderr, "denpex-probe diagnose: {}: {}\n", line(f), line(t.error));
+      return false;
+    }
+    in->reader.files.push_back(f);
+    in->traced.insert(in->traced.end(), t.sequences.begin(), t.sequences.end());
+    return true;
+  }
+  evidence::OpenedInput opened = evidence::open_input(f, o.decode);
+  if (opened.status == evidence::OpenedInput::Status::corrupt) {
+    damaged_input(f, std::move(opened.cut), in);
+    return true;
+  }
+  if (opened.status != evidence::OpenedInput::Status::ok) {
+    fmt::print(stderr, "denpex-probe diagnose: {}\n", line(opened.message));
+    return false;
+  }
+  // Standard input is told by content as a file is (open_input sniffed it): a pickle is a
+  // Flight Recorder dump, never a log. Its rank comes from its file name only (torch names
+  // each rank's dump), and standard input has none.
+  if (f == "-" && opened.encoding.size() >= 6 && opened.encoding.compare(opened.encoding.size() - 6, 6, "pickle") == 0) {
+    fmt::print(stderr,
+               "denpex-probe diagnose: standard input: is a PyTorch Flight Recorder dump ({}), "
+               "not a log; a dump's rank is read from its file name: give the dump files "
+               "(nccl_trace_rank_<rank>) or their directory instead\n",
+               opened.encoding);
+    return false;
+  }
+  if (!in->reader.read(opened.source.get(), f, &error)) {
+    fmt::print(stderr, "denpex-probe diagnose: {}: {}\n", line(f), line(error));
+    return false;
+  }
+  return true;
+}
+
+// The recorders' outputs, read beside the logs: their call sequences, their cuts and refused
+// records go where the logs' do; their findings are returned for the diagnosis.
+evidence::RecorderEvidence add_recorders(const DiagnoseOptions& o, Inputs* in) {
+  evidence::RecorderEvidence rec = evidence::read_recorders(in->recorded, o.decode);
+  for (const auto& p : rec.problems) fmt::print(stderr, "denpex-probe diagnose: {}\n", line(p));
+  for (const auto& w : rec.warnings) fmt::print(stderr, "denpex-probe diagnose: {}\n", line(w));
+  diag::LogReader& r = in->reader;
+  r.coll.sequences.insert(r.coll.sequences.end(), rec.sequences.begin(), rec.sequences.end());
+  for (const auto& c : rec.cuts) r.cuts.push_back(evidence::CutInput{c, evidence::When{}, false});
+  r.unreadable.count += rec.unreadable;
+  for (const auto& u : rec.unreadable_samples)
+    if (r.unreadable.samples.size() < evidence::kMaxSamples) r.unreadable.samples.push_back(diag::Evidence{u.file, 0, u.text});
+  return rec;
+}
+
 int run(const DiagnoseOptions& o) {
   if (o.paths.empty()) {
     fmt::print(stderr, "denpex-probe diagnose: no input path given (a log file, a directory, or - for standard input)\n");
@@ -100,77 +192,27 @@ int run(const DiagnoseOptions& o) {
     fmt::print(stderr, "denpex-probe diagnose: {}\n", line(error));
     return kExitCannotJudge;
   }
-  diag::LogReader reader;
-  std::vector<CommSequence> traced;
-  std::vector<std::string> saved;
-  std::vector<evidence::ClassifiedInput> recorded;
-  for (const auto& f : files) {
-    // Told by content first: recorder outputs go to their readers, unreadable files are named.
-    evidence::ClassifiedInput kind = evidence::classify(f);
-    if (kind.kind == evidence::InputKind::unreadable) {
-      fmt::print(stderr, "denpex-probe diagnose: {}\n", line(kind.message));
-      return kExitCannotJudge;
-    }
-    if (evidence::is_recorder(kind.kind)) {
-      recorded.push_back(std::move(kind));
-      reader.files.push_back(f);
-      continue;
-    }
-    bool trace = f != "-" && file_is_collective_trace(f);
-    if (f != "-" && !trace && is_json(f)) {
-      saved.push_back(f);  // judged below by the live gate's rules, as `compare` would
-      reader.files.push_back(f);
-      continue;
-    }
-    if (trace) {
-      CollectiveInput in = read_collective_trace(f);
-      if (in.status != CollectiveInput::Status::ok) {
-        fmt::print(stderr, "denpex-probe diagnose: {}: {}\n", line(f), line(in.error));
-        return kExitCannotJudge;
-      }
-      reader.files.push_back(f);
-      traced.insert(traced.end(), in.sequences.begin(), in.sequences.end());
-      continue;
-    }
-    evidence::OpenedInput in = evidence::open_input(f);
-    if (in.status != evidence::OpenedInput::Status::ok) {
-      fmt::print(stderr, "denpex-probe diagnose: {}\n", line(in.message));
-      return kExitCannotJudge;
-    }
-    // Standard input is told by content as a file is (open_input sniffed it): a pickle is a
-    // Flight Recorder dump, never a log. Its rank comes from its file name only (torch names
-    // each rank's dump), and standard input has none.
-    if (f == "-" && in.encoding.size() >= 6 && in.encoding.compare(in.encoding.size() - 6, 6, "pickle") == 0) {
-      fmt::print(stderr,
-                 "denpex-probe diagnose: standard input: is a PyTorch Flight Recorder dump ({}), "
-                 "not a log; a dump's rank is read from its file name: give the dump files "
-                 "(nccl_trace_rank_<rank>) or their directory instead\n",
-                 in.encoding);
-      return kExitCannotJudge;
-    }
-    if (!reader.read(in.source.get(), f, &error)) {
-      fmt::print(stderr, "denpex-probe diagnose: {}: {}\n", line(f), line(error));
-      return kExitCannotJudge;
-    }
-  }
+  Inputs in;
+  for (const auto& f : files)
+    if (!read_input(f, o, &in)) return kExitCannotJudge;
+  diag::LogReader& reader = in.reader;
   reader.finish();
-  reader.coll.sequences.insert(reader.coll.sequences.end(), traced.begin(), traced.end());
-  evidence::RecorderEvidence rec = evidence::read_recorders(recorded);
-  for (const auto& p : rec.problems) fmt::print(stderr, "denpex-probe diagnose: {}\n", line(p));
-  for (const auto& w : rec.warnings) fmt::print(stderr, "denpex-probe diagnose: {}\n", line(w));
-  reader.coll.sequences.insert(reader.coll.sequences.end(), rec.sequences.begin(), rec.sequences.end());
+  // The logs cut short are said here, as the recorders' are among their problems.
+  for (const auto& c : reader.cuts) fmt::print(stderr, "denpex-probe diagnose: {}\n", line(c.cut.message));
+  reader.coll.sequences.insert(reader.coll.sequences.end(), in.traced.begin(), in.traced.end());
+  evidence::RecorderEvidence rec = add_recorders(o, &in);
   diag::Diagnosis d = diag::diagnose(reader);
   if (!rec.findings.empty()) diag::add_findings(&d, recorder_findings(&rec));
-  if (!saved.empty()) {
-    SavedJob job = load_saved_job(saved, 0);
+  if (!in.saved.empty()) {
+    SavedJob job = load_saved_job(in.saved, 0);
     if (job.status != SavedStatus::ok) {
       fmt::print(stderr, "denpex-probe diagnose: {}\n", line(job.error));
       return kExitCannotJudge;
     }
-    diag::add_findings(&d, diag::judge_saved_records(job.groups, saved));
+    diag::add_findings(&d, diag::judge_saved_records(job.groups, in.saved));
   }
-  fill_evidence_text(&d);
-  restore_evidence_lines(&d);
+  fill_evidence_text(&d, o.decode);
+  restore_evidence_lines(&d, o.decode);
   shape_for_ticket(&d);
 
   int written = emit_report(o.output, diag::diagnosis_json(d, reader), o.quiet ? "" : diag::render_diagnosis(d, reader));

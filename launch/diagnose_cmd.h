@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "evidence/input_source.h"
 #include "launch/report_output.h"
 
 namespace denpex {
@@ -16,6 +17,9 @@ struct DiagnoseOptions {
   std::string json_path;           // "" = no JSON; "-" = JSON on stdout, human report on stderr
   bool quiet = false;
   ReportOutput output;             // --json/--html/--brief/--redact/--color (json_path, quiet as above)
+  // How much a compressed input may decode to (--max-decoded-size, --max-decoded-ratio); an
+  // input cut by a limit or by damage is judged up to the cut, and the report says so.
+  evidence::DecodeLimits decode;
 };
 
 // Returns 1 (reject: an error finding, e.g. the initiating failure or a mismatch) or 2 (could

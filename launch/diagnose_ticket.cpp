@@ -62,7 +62,7 @@ std::vector<diag::Evidence> joined(const std::vector<diag::Evidence>& a, const s
 
 }  // namespace
 
-void restore_evidence_lines(diag::Diagnosis* d) {
+void restore_evidence_lines(diag::Diagnosis* d, const evidence::DecodeLimits& decode) {
   std::map<std::string, std::set<long long>> wanted;
   auto want = [&](const std::vector<diag::Evidence>& ev) {
     for (const auto& e : ev)
@@ -73,7 +73,7 @@ void restore_evidence_lines(diag::Diagnosis* d) {
   want(d->blame.initiating.evidence);
   std::map<Where, std::string> got;
   for (const auto& [file, lines] : wanted) {
-    evidence::OpenedInput in = evidence::open_input(file);
+    evidence::OpenedInput in = evidence::open_input(file, decode);
     if (in.status != evidence::OpenedInput::Status::ok) continue;
     evidence::LineReader reader(in.source.get());
     std::string text;

@@ -6,13 +6,15 @@
 #pragma once
 
 #include "diagnose/diagnosis.h"
+#include "evidence/input_source.h"
 
 namespace denpex {
 
 // Reads again, from their files, the evidence lines the readers kept cut short (at most 64 KiB
 // of a line; standard input and unreadable files keep what was kept), so that the part that
-// differs can be found even past the reader's cut. Never fails.
-void restore_evidence_lines(diag::Diagnosis* d);
+// differs can be found even past the reader's cut; compressed files decode within `decode`, as
+// they were read. Never fails.
+void restore_evidence_lines(diag::Diagnosis* d, const evidence::DecodeLimits& decode);
 
 // Merges mirror-image pairs (compare/evidence_cut.h merge_mirror_images; their evidence joined,
 // the first one's verify kept), cuts each finding's evidence around what tells its found from

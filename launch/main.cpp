@@ -39,6 +39,7 @@ int run(const denpex::Options& o, int* argc, char*** argv) {
       c.json_path = o.json_path;
       c.quiet = o.quiet;
       c.strict = o.strict;
+      c.decode = decode_limits_of(o);
       c.output = report_output_of(o);
       return run_collectives(c);
     }
@@ -47,6 +48,7 @@ int run(const denpex::Options& o, int* argc, char*** argv) {
       d.paths = o.paths;
       d.json_path = o.json_path;
       d.quiet = o.quiet;
+      d.decode = decode_limits_of(o);
       d.output = report_output_of(o);
       return run_diagnose(d);
     }

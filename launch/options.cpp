@@ -1,5 +1,8 @@
 #include "launch/options.h"
 
+#include <cctype>
+#include <cstdint>
+
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -48,6 +51,55 @@ void add_report_options(CLI::App* app, Options* out) {
       ->type_name("WHEN")
       ->check(CLI::IsMember({"auto", "always", "never"}));
   app->add_flag("-q,--quiet", out->quiet, "No text report; exit code (and --json, --html) only");
+}
+
+// "8G", "512MiB", "1000": a whole number of bytes with an optional binary unit (K, M, G, T; "i"
+// and "B" may follow), as the decimal number of bytes; "" when it is not one, or does not fit in
+// 64 bits. Negative numbers are refused here rather than wrapped by a conversion to unsigned.
+std::string size_in_bytes(const std::string& text) {
+  size_t i = 0;
+  uint64_t n = 0;
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+    if (n > (UINT64_MAX - 9) / 10) return "";
+    n = n * 10 + static_cast<uint64_t>(text[i] - '0');
+  }
+  if (i == 0) return "";
+  std::string unit = text.substr(i);
+  for (char& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  static const std::pair<const char*, int> kUnits[] = {{"", 0}, {"b", 0}, {"k", 10}, {"m", 20}, {"g", 30}, {"t", 40}};
+  for (const auto& [name, shift] : kUnits)
+    for (const char* tail : {"", "b", "ib"})
+      if (unit == std::string(name) + (*name ? tail : "")) {
+        if (shift > 0 && n > (UINT64_MAX >> shift)) return "";
+        return std::to_string(n << shift);
+      }
+  return "";
+}
+
+// The limits on decoding compressed inputs, on the subcommands that read logs.
+void add_decode_options(CLI::App* app, Options* out) {
+  app->add_option("--max-decoded-size", out->max_decoded_size,
+                  "Read at most SIZE decoded bytes of one compressed input (default 8G; K, M, G, T are "
+                  "powers of 1024; 0 = no limit); past it the input is cut and the report says so")
+      ->type_name("SIZE")
+      ->transform(CLI::Validator(
+          [](std::string& s) {
+            std::string bytes = size_in_bytes(s);
+            if (bytes.empty()) return std::string("not a size: a whole number of bytes, or with K, M, G or T");
+            s = bytes;
+            return std::string();
+          },
+          "SIZE"));
+  app->add_option("--max-decoded-ratio", out->max_decoded_ratio,
+                  "Cut a compressed input that decodes to more than N bytes per compressed byte after "
+                  "its first 16 MiB (default 500; 0 = no limit): a decompression bomb")
+      ->type_name("N")
+      ->check(CLI::Validator(
+          [](std::string& s) {
+            bool digits = !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+            return digits && !size_in_bytes(s).empty() ? std::string() : std::string("not a whole number, 0 or more");
+          },
+          "N"));
 }
 
 void add_judging_options(CLI::App* app, Options* out) {
@@ -225,6 +277,7 @@ ParseStatus parse_options(int argc, char** argv, Options* out) {
       ->type_name("FILE|DIR")
       ->required();
   add_report_options(collectives, out);
+  add_decode_options(collectives, out);
   collectives->add_flag("--strict", out->strict, "Warnings (unreadable lines, absent ranks) reject too");
   CLI::App* diagnose = app.add_subcommand(
       "diagnose", "From a failed job's logs: the initiating rank, the collateral ranks, the fix");
@@ -232,6 +285,7 @@ ParseStatus parse_options(int argc, char** argv, Options* out) {
       ->type_name("FILE|DIR|-")
       ->required();
   add_report_options(diagnose, out);
+  add_decode_options(diagnose, out);
   CLI::App* explain = app.add_subcommand(
       "explain", "What a finding code or a failure signature means, its fix and its verify command");
   explain->add_option("NAME", out->explain_name,
@@ -263,6 +317,13 @@ ParseStatus parse_options(int argc, char** argv, Options* out) {
   else if (explain->parsed()) out->mode = RunMode::explain;
   else if (!out->root.empty()) out->mode = RunMode::root;
   return check_combinations(out);
+}
+
+evidence::DecodeLimits decode_limits_of(const Options& o) {
+  evidence::DecodeLimits d;
+  d.max_decoded_bytes = o.max_decoded_size == 0 ? UINT64_MAX : o.max_decoded_size;
+  d.max_ratio = o.max_decoded_ratio;
+  return d;
 }
 
 ReportOutput report_output_of(const Options& o) {

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "evidence/input_source.h"
 #include "launch/report_output.h"
 
 namespace denpex {
@@ -43,6 +44,10 @@ struct Options {
   bool quiet = false;                     // -q / --quiet
   std::string color = "auto";             // --color auto|always|never
   std::string mpi = "auto";               // --mpi auto|open-mpi|mpich (MPI mode only)
+  // diagnose / collectives: how much a compressed input may decode to (evidence/input_source.h
+  // says why these defaults); 0 is no limit.
+  uint64_t max_decoded_size = evidence::DecodeLimits{}.max_decoded_bytes;  // --max-decoded-size
+  uint64_t max_decoded_ratio = evidence::DecodeLimits{}.max_ratio;         // --max-decoded-ratio
 };
 
 // parsed    run with *out
@@ -56,6 +61,9 @@ ParseStatus parse_options(int argc, char** argv, Options* out);
 // How this command line wants its report written (--json, --html, --brief, --redact, --color,
 // --quiet).
 ReportOutput report_output_of(const Options& o);
+
+// The decoding limits --max-decoded-size and --max-decoded-ratio give (0: none).
+evidence::DecodeLimits decode_limits_of(const Options& o);
 
 // --rank-report's path with %r replaced by the rank, %h by the host name and %j by `job`.
 std::string expand_report_path(const std::string& pattern, int rank, const std::string& host,

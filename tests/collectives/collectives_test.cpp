@@ -91,6 +91,26 @@ TEST_CASE("a rank whose sequence ends early is missing") {
   CHECK(f[0].found == "none");
 }
 
+TEST_CASE("a sequence whose input was cut ends where reading stopped: not blamed, still compared before") {
+  auto seqs = ranks4(kBase);
+  seqs[2].calls.resize(1);
+  seqs[2].cut = true;
+  CHECK(analyse_sequences(seqs).empty());
+  // Up to the cut it is compared as any rank: a different call there is still found.
+  seqs[2].calls[0].count = 999;
+  auto f = analyse_sequences(seqs);
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].code == "collective-args-mismatch");
+  CHECK(f[0].ranks == std::vector<int>{2});
+  // Three of four cut short: the one read whole is not blamed for calls the others lost.
+  seqs = ranks4(kBase);
+  for (int r : {0, 1, 3}) {
+    seqs[r].calls.resize(2);
+    seqs[r].cut = true;
+  }
+  CHECK(analyse_sequences(seqs).empty());
+}
+
 TEST_CASE("a rank that skips one call is missing, not mismatched") {
   auto seqs = ranks4(kBase);
   seqs[0].calls.erase(seqs[0].calls.begin() + 1);

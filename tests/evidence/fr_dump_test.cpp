@@ -11,6 +11,7 @@
 #include <iterator>
 
 #include "evidence/fr_analyse.h"
+#include "evidence/input_source.h"
 
 namespace denpex::evidence {
 namespace {
@@ -237,14 +238,76 @@ TEST_CASE("dumps: unknown versions named, names without a rank, broken files") {
   FrDump hostile = read_fr_dump(std::string(kHostile, sizeof kHostile - 1), "nccl_trace_rank_1");
   CHECK(hostile.status == FrDump::Status::refused);
   CHECK(hostile.message.find("nccl_trace_rank_1: not read as a Flight Recorder dump: GLOBAL at offset 2: os.system") == 0);
-  // A float past int64 (found by fuzz_pickle: converting it was undefined) reads as no value.
+  // A float past int64 (found by fuzz_pickle: converting it was undefined) is out of range: the
+  // entry is not kept, and is counted with a sample.
   FrDump huge = read_fr_dump(R"({"version":"2.4","entries":[{"collective_seq_id":9.5e18,"time_created_ns":-1e300}]})", "nccl_trace_rank_2");
   REQUIRE(huge.status == FrDump::Status::ok);
-  CHECK(huge.entries[0].collective_seq_id == -1);
-  CHECK(huge.entries[0].time_created_ns == -1);
+  CHECK(huge.entries.empty());
+  CHECK(huge.unreadable == 1);
+  REQUIRE(huge.unreadable_samples.size() == 1);
+  CHECK(huge.unreadable_samples[0] == "entry 0: collective_seq_id 9.5e18 is out of range");
   CHECK(rank_from_dump_name("/tmp/nccl_trace_rank_12") == 12);
   CHECK(rank_from_dump_name("dumps/rank7.json.gz") == 7);
   CHECK(rank_from_dump_name("dump") == -1);
+}
+
+TEST_CASE("dumps: numbers out of range are refused, never wrapped") {
+  // 19-digit ranks in pg_config (as text and as a list) would have become 922337203, 685477580
+  // and -2147483648: the group is refused and counted, the rest of the dump read.
+  const std::string text = R"({"version":"2.4","pg_config":{"0":{"name":"0","desc":"default_pg",)"
+                           R"("ranks":"[0, 9223372036854775807]"},"1":{"name":"1","desc":"d",)"
+                           R"("ranks":[0, 1]}},"entries":[]})";
+  FrDump d = read_fr_dump(text, "nccl_trace_rank_0");
+  REQUIRE(d.status == FrDump::Status::ok);
+  REQUIRE(d.pg_config.size() == 1);
+  CHECK(d.pg_config[0].name == "1");
+  CHECK(d.unreadable == 1);
+  REQUIRE(d.unreadable_samples.size() == 1);
+  CHECK(d.unreadable_samples[0] == "pg_config \"0\": rank 9223372036854775807 is out of range (0 to 4194303)");
+  FrDump list = read_fr_dump(R"({"version":"2.4","pg_config":{"0":{"ranks":[0, 9223372036854775808, -1]}}})",
+                             "nccl_trace_rank_0");
+  REQUIRE(list.status == FrDump::Status::ok);
+  CHECK(list.pg_config.empty());
+  CHECK(list.unreadable_samples.at(0) == "pg_config \"0\": rank 9223372036854775808 is out of range (0 to 4194303)");
+  // A record id past 32 bits, a string that overflows, an unsigned past int64, a dimension.
+  FrDump e = read_fr_dump(R"({"version":"2.4","entries":[{"record_id":4294967296},)"
+                          R"({"record_id":1,"op_id":1},{"time_created_ns":"99999999999999999999"},)"
+                          R"({"timeout_ms":18446744073709551615},{"input_sizes":[[1e30]]}],)"
+                          R"("pg_status":{"0":{"last_enqueued_collective":"99999999999999999999"}}})",
+                          "nccl_trace_rank_0");
+  REQUIRE(e.status == FrDump::Status::ok);
+  REQUIRE(e.entries.size() == 1);
+  CHECK(e.entries[0].op_id == 1);
+  CHECK(e.pg_status.empty());
+  CHECK(e.unreadable == 5);
+  REQUIRE(e.unreadable_samples.size() == 5);
+  CHECK(e.unreadable_samples[0] == "entry 0: record_id 4294967296 is out of range (a 32-bit number)");
+  CHECK(e.unreadable_samples[1] == "entry 2: time_created_ns \"99999999999999999999\" is out of range");
+  CHECK(e.unreadable_samples[2] == "entry 3: timeout_ms 18446744073709551615 is out of range");
+  CHECK(e.unreadable_samples[3] == "entry 4: a tensor dimension 1e30 is out of range");
+  CHECK(e.unreadable_samples[4] == "pg_status \"0\": last_enqueued_collective \"99999999999999999999\" is out of range");
+}
+
+TEST_CASE("dumps: the JSON form keeps what it reads within its bound, streamed") {
+  // 2 MB of empty tensors keep 24 bytes per 3 read: refused as too large, not held.
+  std::string dims = R"({"version":"2.4","entries":[{"input_sizes":[)";
+  for (int i = 0; i < 700000; ++i) dims += i ? ",[]" : "[]";
+  dims += "]}]}";
+  FrDump d = read_fr_dump(dims, "nccl_trace_rank_0");
+  CHECK(d.status == FrDump::Status::too_large);
+  CHECK(d.message.find("nccl_trace_rank_0: JSON that would keep") == 0);
+  CHECK(d.entries.empty());
+  // A real shape, read from a source in pieces, is read whole.
+  const std::string one = nccl_json_dump(0, "completed", "nccl:all_reduce");
+  auto src = memory_source(one);
+  FrDump streamed = read_fr_dump(src.get(), "nccl_trace_rank_0");
+  FrDump whole = read_fr_dump(one, "nccl_trace_rank_0");
+  REQUIRE(streamed.status == FrDump::Status::ok);
+  CHECK(streamed.entries.size() == whole.entries.size());
+  CHECK(streamed.bytes == one.size());
+  // Nested past 64 levels: refused as not shallow.
+  FrDump deep = read_fr_dump(std::string(100, '[') + std::string(100, ']'), "nccl_trace_rank_0");
+  CHECK(deep.message.find("neither a pickle nor shallow JSON") != std::string::npos);
 }
 
 }  // namespace denpex::evidence

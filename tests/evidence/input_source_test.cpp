@@ -3,7 +3,11 @@
 // binary files that must be named as such.
 #include "evidence/input_source.h"
 
+#include <algorithm>
+#include <fstream>
+
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include "evidence/decode.h"
 #include "tests/evidence/scratch_dir.h"
@@ -116,7 +120,7 @@ TEST_CASE("concatenated gzip members, zstd frames and xz streams read as one log
   }
 }
 
-TEST_CASE("a truncated compressed log: the text before the cut is read, then a message") {
+TEST_CASE("a truncated compressed log: the text before the cut is read, then it ends, cut") {
   require_programs();
   ScratchDir dir;
   std::string log = sample_log(40000);
@@ -130,11 +134,19 @@ TEST_CASE("a truncated compressed log: the text before the cut is read, then a m
       OpenedInput in = open_input(cut);
       REQUIRE(in.status == OpenedInput::Status::ok);
       ReadAll r = read_all(in.source.get());
-      REQUIRE(r.failed);
-      INFO(r.error);
-      CHECK(r.error.find(cut) == 0);
-      CHECK(r.error.find("truncated") != std::string::npos);
-      CHECK(r.error.find("the text before it was read") != std::string::npos);
+      CHECK_FALSE(r.failed);
+      InputCut c = in.source->cut();
+      INFO(c.message);
+      CHECK(c.why == InputCut::Why::damaged);
+      CHECK(c.file == cut);
+      CHECK(c.message.find(cut) == 0);
+      CHECK(c.message.find("truncated") != std::string::npos);
+      CHECK(c.message.find("the text before it was read") != std::string::npos);
+      // Where: the damage is at the end of what the file holds; the line is the one cut.
+      CHECK(c.compressed_offset > 0);
+      CHECK(c.decoded_bytes == r.text.size());
+      CHECK(c.line == static_cast<uint64_t>(std::count(r.text.begin(), r.text.end(), '\n')) + 1);
+      CHECK(c.message.find(fmt::format("line {}", c.line)) != std::string::npos);
       // Roughly the first half (at least a third) was read, and it is the log's own start.
       CHECK(r.text.size() > log.size() / 3);
       CHECK(log.compare(0, r.text.size(), r.text) == 0);
@@ -151,6 +163,8 @@ TEST_CASE("a compressed file broken from its first bytes is corrupt, and says so
   CHECK(gz.encoding == "gzip");
   CHECK(gz.message.find(dir.file("bad.gz") + ": gzip-compressed, but corrupt gzip data") == 0);
   CHECK(gz.message.find("gzip -t") != std::string::npos);
+  CHECK(gz.cut.why == InputCut::Why::damaged);
+  CHECK(gz.cut.decoded_bytes == 0);
   CHECK_FALSE(gz.source);
   std::string zjunk = std::string("\x28\xb5\x2f\xfd", 4) + std::string(50, '\xff');
   OpenedInput zs = open_input(dir.write("bad.zst", zjunk));
@@ -173,14 +187,18 @@ TEST_CASE("bytes after the last gzip member that are not gzip are named after th
   REQUIRE(in.status == OpenedInput::Status::ok);
   ReadAll r = read_all(in.source.get());
   CHECK(r.text == log);
-  REQUIRE(r.failed);
-  CHECK(r.error.find("bytes that are not gzip follow the end of gzip member 1") !=
+  CHECK_FALSE(r.failed);
+  InputCut c = in.source->cut();
+  CHECK(c.why == InputCut::Why::damaged);
+  CHECK(c.message.find("bytes that are not gzip follow the end of gzip member 1") !=
         std::string::npos);
+  // The garbage starts right after the member.
+  CHECK(c.compressed_offset + 8 == static_cast<uint64_t>(std::ifstream(gz, std::ios::binary | std::ios::ate).tellg()));
 }
 
-TEST_CASE("a decompression bomb stops at the cap on decoded bytes, with a clear message") {
+TEST_CASE("a decompression bomb stops at the size limit, with a clear message") {
   require_programs();
-  CHECK(DecodeLimits{}.max_decoded_bytes == uint64_t{64} << 30);
+  CHECK(DecodeLimits{}.max_decoded_bytes == uint64_t{8} << 30);
   ScratchDir dir;
   // 64 MiB of one repeated line: what a bomb made of text looks like (zstd packs it to a few KB).
   std::string bomb = dir.file("bomb.zst");
@@ -190,14 +208,48 @@ TEST_CASE("a decompression bomb stops at the cap on decoded bytes, with a clear 
   REQUIRE(packed.size() < 100000);
   DecodeLimits limits;
   limits.max_decoded_bytes = uint64_t{1} << 20;
+  limits.max_ratio = 0;
   OpenedInput in = open_decoded(memory_source(packed), "bomb.zst", limits);
   REQUIRE(in.status == OpenedInput::Status::ok);
   ReadAll r = read_all(in.source.get(), 65536);
-  REQUIRE(r.failed);
+  CHECK_FALSE(r.failed);
   CHECK(r.text.size() == limits.max_decoded_bytes);
-  INFO(r.error);
-  CHECK(r.error.find("bomb.zst: decodes to more than 1048576 bytes") == 0);
-  CHECK(r.error.find("decompression bomb") != std::string::npos);
+  InputCut c = in.source->cut();
+  INFO(c.message);
+  CHECK(c.why == InputCut::Why::size_limit);
+  CHECK(c.decoded_bytes == limits.max_decoded_bytes);
+  CHECK(c.message.find("bomb.zst: decodes to more than 1 MiB") == 0);
+  CHECK(c.message.find("--max-decoded-size") != std::string::npos);
+}
+
+TEST_CASE("a decompression bomb stops at the ratio limit past its free bytes") {
+  require_programs();
+  ScratchDir dir;
+  std::string bomb = dir.file("bomb.gz");
+  REQUIRE(sh("head -c 67108864 /dev/zero | tr '\\0' '\\n' | gzip -c > '" + bomb + "'") == 0);
+  std::ifstream f(bomb, std::ios::binary);
+  std::string packed((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  DecodeLimits limits;
+  limits.ratio_free_bytes = uint64_t{1} << 20;
+  OpenedInput in = open_decoded(memory_source(packed), "bomb.gz", limits);
+  REQUIRE(in.status == OpenedInput::Status::ok);
+  ReadAll r = read_all(in.source.get(), 65536);
+  CHECK_FALSE(r.failed);
+  InputCut c = in.source->cut();
+  INFO(c.message);
+  CHECK(c.why == InputCut::Why::ratio_limit);
+  // Cut where the decoded bytes first pass 500 per compressed byte plus the free 1 MiB.
+  CHECK(r.text.size() == c.decoded_bytes);
+  CHECK(c.decoded_bytes <= c.compressed_offset * 500 + limits.ratio_free_bytes);
+  CHECK(c.decoded_bytes < uint64_t{40} << 20);
+  CHECK(c.line == c.decoded_bytes + 1);
+  CHECK(c.message.find("--max-decoded-ratio") != std::string::npos);
+  // Raised past gzip's best ratio, the whole file is read.
+  limits.max_ratio = 2000;
+  OpenedInput whole = open_decoded(memory_source(packed), "bomb.gz", limits);
+  REQUIRE(whole.status == OpenedInput::Status::ok);
+  CHECK(read_all(whole.source.get(), 65536).text.size() == size_t{67108864});
+  CHECK(whole.source->cut().why == InputCut::Why::none);
 }
 
 TEST_CASE("a zstd frame that needs a long window is refused with the command that reads it") {

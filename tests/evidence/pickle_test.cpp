@@ -131,6 +131,14 @@ TEST_CASE("hostile pickles are refused, with the opcode and offset, and nothing 
   CHECK(::stat(marker, &st) != 0);  // os.system("touch ...") never ran
 }
 
+TEST_CASE("a LONG1 shorter than its length byte says is truncated, never read past the end") {
+  // Found by fuzz_pickle: the 8 bytes a LONG1 claimed were read with 1 left.
+  const std::string bytes("\x80\x02\x8a\x08\x01", 5);
+  PickleResult r = read_pickle(std::string_view(bytes));
+  CHECK(r.status == PickleResult::Status::malformed);
+  CHECK(r.message == "LONG1 at offset 2: needs 8 bytes, 1 are left: the dump is truncated or not a pickle");
+}
+
 TEST_CASE("limits: input size, values, string length") {
   std::string dump = fixture("pickle/python-protocol-2.pkl");
   PickleLimits small;

@@ -197,3 +197,21 @@ TEST_CASE("RAS text from the sources: a dead process whose ranks RAS does not li
 }
 
 }  // namespace denpex::evidence
+
+namespace denpex::evidence {
+
+TEST_CASE("RAS text: a rank or a group past its range is refused and counted, never wrapped") {
+  std::string text = slurp("status.txt");
+  // Rank 6 as 4294967302 (2^32 + 6, which an int would wrap to 6), and a group past 2^64.
+  const std::string dead = "  Rank 6 -- GPU 2 managed by process 4106 on node 10.0.0.2";
+  REQUIRE(text.find(dead) != std::string::npos);
+  text.replace(text.find(dead), dead.size(), "  Rank 4294967302 -- GPU 2 managed by process 4106 on node 10.0.0.2");
+  const std::string header = "#0-0 (00ab12cd34ef5678) ERROR";
+  text.replace(text.find(header), header.size(), "#99999999999999999999-0 (00ab12cd34ef5678) ERROR");
+  LogReader r = read(text);
+  CHECK(r.unreadable.count == 2);
+  for (const RasTextFinding& x : r.ras_text)
+    for (int rank : x.finding.ranks) CHECK(rank != 6);
+}
+
+}  // namespace denpex::evidence
