@@ -12,6 +12,10 @@ void to_json(nlohmann::json& j, const Finding& f) {
   j = {{"code", f.code},     {"severity", to_string(f.severity)}, {"ranks", f.ranks},
        {"hosts", f.hosts},   {"message", f.message},              {"expected", f.expected},
        {"found", f.found},   {"fix", f.fix}};
+  if (!f.verify.text.empty()) {
+    j["verify"] = f.verify.text;
+    j["verify_argv"] = command_json(f.verify)["argv"];
+  }
   if (!f.comm.empty()) {
     j["comm"] = f.comm;
     j["seq"] = f.seq;

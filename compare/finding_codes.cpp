@@ -169,6 +169,37 @@ constexpr FindingCodeInfo kTable[] = {
      "the NCCL wheel installed beside PyTorch is not the exact version its wheel requires "
      "(Requires-Dist)",
      "0.3.0"},
+    {C::gpu_count_short, "gpu-count-short", S::error, "", M::gate, kExtension,
+     "a host shows fewer usable GPUs (`/proc/driver/nvidia/gpus`, excluded GPUs left out) than "
+     "the ranks the job places on it: NCCL refuses two ranks on one GPU",
+     "0.3.0"},
+    {C::gpu_count_mismatch, "gpu-count-mismatch", S::warning, "", M::gate, kExtension,
+     "where the job places the same number of ranks on every host, a host shows another number "
+     "of usable GPUs than the others (a GPU fell off the bus, or is excluded)",
+     "0.3.0"},
+    {C::gpu_model_mismatch, "gpu-model-mismatch", S::warning, "", M::gate, kExtension,
+     "a host's GPUs are another model than the other hosts'", "0.3.0"},
+    {C::gpu_kernel_module_mismatch, "gpu-kernel-module-mismatch", S::warning, "", M::gate,
+     kExtension,
+     "hosts load different NVIDIA kernel module versions (not repeated where "
+     "`cuda-driver-version-mismatch` names the same hosts)",
+     "0.3.0"},
+    {C::rdma_hca_mismatch, "rdma-hca-mismatch", S::warning, "", M::gate, kExtension,
+     "a host has another number or model of RDMA devices (`/sys/class/infiniband`) than the "
+     "other hosts: NCCL uses fewer rails there, or sockets",
+     "0.3.0"},
+    {C::rdma_firmware_mismatch, "rdma-firmware-mismatch", S::warning, "", M::gate, kExtension,
+     "RDMA devices of the same model run another firmware on a host than on the other hosts",
+     "0.3.0"},
+    {C::rdma_port_down, "rdma-port-down", S::warning, "", M::gate, kExtension,
+     "an RDMA port is not ACTIVE on a host where it is ACTIVE on the other hosts: NCCL leaves it "
+     "out, or falls back to sockets",
+     "0.3.0"},
+    {C::gpudirect_mismatch, "gpudirect-mismatch", S::warning, "", M::gate, kExtension,
+     "among hosts with RDMA devices, the GPUDirect RDMA peer-memory module (`nvidia_peermem` or "
+     "`nv_peer_mem`) is loaded on some and not on others: NCCL quietly runs without GPUDirect "
+     "there",
+     "0.3.0"},
 };
 
 constexpr std::size_t kRows = std::size(kTable);
@@ -180,7 +211,7 @@ constexpr bool rows_in_enum_order() {
 }
 
 static_assert(rows_in_enum_order(), "kTable must list every FindingCode once, in enum order");
-static_assert(kRows == static_cast<std::size_t>(FindingCode::torch_nccl_pin_mismatch) + 1,
+static_assert(kRows == static_cast<std::size_t>(FindingCode::gpudirect_mismatch) + 1,
               "every FindingCode needs a row in kTable");
 
 const char* mode_meaning(CodeMode m) {

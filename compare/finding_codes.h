@@ -79,6 +79,14 @@ enum class FindingCode {
   ras_rank_error,
   nccl_wheel_conflict,
   torch_nccl_pin_mismatch,
+  gpu_count_short,
+  gpu_count_mismatch,
+  gpu_model_mismatch,
+  gpu_kernel_module_mismatch,
+  rdma_hca_mismatch,
+  rdma_firmware_mismatch,
+  rdma_port_down,
+  gpudirect_mismatch,
 };
 
 struct FindingCodeInfo {

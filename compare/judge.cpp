@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "compare/device_rules.h"
 #include "compare/facts.h"
 #include "compare/finding_codes.h"
 #include "compare/fold.h"
@@ -899,13 +900,14 @@ std::vector<Finding> judge(const std::vector<ConfigGroup>& all_groups,
     driver_version_rules(groups, baseline, &findings);
     net_plugin_rule(groups, baseline, &findings);
     env_rules(groups, baseline, &findings);
+    device_rules(groups, &findings);
     drop_duplicates(&findings);
   } catch (const std::exception& e) {
     // Only allocation failure or a formatting bug can get here; a verdict must still come out,
     // and it must not be a silent pass.
     findings.push_back({code_name(FindingCode::internal_error), Severity::error, {}, {},
                         fmt::format("denpex-probe could not judge this job: {}", e.what()), "",
-                        "", "report this as a bug in denpex-probe", "", -1});
+                        "", "report this as a bug in denpex-probe", "", -1, {}});
   }
   sort_findings(&findings);
   return findings;

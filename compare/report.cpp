@@ -152,6 +152,7 @@ std::string render_human(const ClusterReport& report, bool color) {
                          f.found.empty() ? "-" : f.found);
     }
     if (!f.fix.empty()) out += fmt::format("  fix: {}\n", f.fix);
+    if (!f.verify.text.empty()) out += fmt::format("  verify: {}\n", f.verify.text);
   }
   if (report.findings.size() > shown) {
     out += fmt::format("\n... and {} more (see --json)\n", report.findings.size() - shown);

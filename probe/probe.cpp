@@ -5,6 +5,7 @@
 #include "probe/candidates.h"
 #include "probe/cuda_driver_probe.h"
 #include "probe/cupy_probe.h"
+#include "probe/device_probe.h"
 #include "probe/jax_probe.h"
 #include "probe/loader_check.h"
 #include "probe/nccl_probe.h"
@@ -117,6 +118,13 @@ RankRecord probe_rank(const ProbeOptions& o) {
   r.profiler_plugin = probe_plugin(ctx, PluginKind::profiler, nccl_path);
   r.nccl_env = nccl_env_settings(ctx);
   r.nccl_conf = nccl_conf_settings(ctx);
+  // An image's devices are the nodes' it will run on: they are read there, not here.
+  if (image) {
+    r.devices = devices_not_probed();
+  } else {
+    step("the devices (GPUs, RDMA devices, GPUDirect, NVSwitch)");
+    r.devices = probe_devices(DeviceRoots{o.proc_root, o.sys_root}, o.step_timeout);
+  }
   return r;
 }
 

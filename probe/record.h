@@ -167,6 +167,86 @@ struct PluginInfo {
   std::string error;
 };
 
+// How a device fact was read.
+//   ok          read from the kernel's files
+//   absent      the kernel's files say there is none (no /sys/class/infiniband: no RDMA
+//               driver loaded; no peer-memory module under /sys/module)
+//   unknown     could not be read (no /proc/driver/nvidia: driver not loaded, or a container
+//               masks it; a read that timed out); `why` says which. Never judged
+//   not_probed  under --root: the devices are the nodes', not the image's
+enum class FactStatus { ok, absent, unknown, not_probed };
+
+// One GPU from /proc/driver/nvidia/gpus/<bus>/information.
+struct GpuDevice {
+  std::string bus_location;  // identity: "0000:70:00.0" (the directory's name); out of the digest
+  std::string uuid;          // identity: "GPU-3291dfa4-..."; "" when the line is missing (drivers
+                             // before a GPU's first open) or a placeholder
+  std::string model;         // "NVIDIA L4"; "" when unknown (an empty file: older drivers write
+                             // nothing when the power reference fails)
+  std::string excluded;      // "yes", "no"; "" when the line is missing (older drivers)
+};
+
+struct GpuFacts {
+  FactStatus status = FactStatus::unknown;
+  std::string why;                 // for every status but ok
+  std::vector<GpuDevice> devices;  // sorted by bus location
+};
+
+// One port of an RDMA device, each field as sysfs words it ("ACTIVE", "LinkUp", "InfiniBand",
+// "400 Gb/sec (4X NDR)"); "" when the file is unreadable.
+struct RdmaPort {
+  std::string port;        // "1"
+  std::string state;       // name part of "4: ACTIVE"
+  std::string phys_state;  // name part of "5: LinkUp"
+  std::string link_layer;
+  std::string rate;
+};
+
+struct RdmaDevice {
+  std::string name;        // "mlx5_0": what NCCL_IB_HCA names
+  std::string node_guid;   // identity: "a088:c203:007e:1dba"; out of the digest
+  std::string hca_type;    // "MT4129"; "" when the driver has no such file
+  std::string fw_ver;      // "28.41.1000"
+  std::string board_id;    // "MT_0000000838"
+  std::vector<RdmaPort> ports;  // by port number
+};
+
+struct RdmaFacts {
+  FactStatus status = FactStatus::unknown;
+  std::string why;
+  std::vector<RdmaDevice> devices;  // sorted by name
+};
+
+// GPUDirect RDMA's peer-memory module: ok (loaded: `module` names it), absent (neither loaded),
+// unknown (no /sys/module to look in).
+struct GpuDirectFacts {
+  FactStatus status = FactStatus::unknown;
+  std::string why;
+  std::string module;   // "nvidia_peermem" or "nv_peer_mem"
+  std::string version;  // /sys/module/<module>/version; "" when the module has none
+};
+
+// NVSwitch devices the driver lists (/proc/driver/nvidia-nvswitch/devices/*). The fabric
+// manager's state is in no file the probe reads: "unknown" until something tells it.
+struct NvSwitchFacts {
+  FactStatus status = FactStatus::unknown;
+  std::string why;
+  int count = 0;
+  std::string fabric_manager = "unknown";
+  std::string fabric_manager_why;
+};
+
+// The devices NCCL will drive on this host. `status` not_probed under --root (every part then
+// not_probed too), ok otherwise (each part has its own status).
+struct DevicesInfo {
+  FactStatus status = FactStatus::unknown;
+  std::string why;
+  GpuFacts gpus;
+  RdmaFacts rdma;
+  GpuDirectFacts gpudirect;
+  NvSwitchFacts nvswitch;
+};
+
 struct RankRecord {
   // Identity fields: excluded from configuration digests.
   int rank = 0;
@@ -204,6 +284,9 @@ struct RankRecord {
   // "path (built for x86_64, the image is aarch64)".
   std::vector<std::string> foreign_libraries;
   std::vector<LoaderCheck> loader_checks;          // emulation vs the real loader (live only)
+  // GPUs, RDMA devices, GPUDirect, NVSwitch. Records of older probes have none: status unknown,
+  // why "not in the record".
+  DevicesInfo devices;
   std::vector<std::string> probe_errors;           // steps that failed or timed out, with reason
 };
 
@@ -213,6 +296,7 @@ const char* to_string(TorchStatus s);
 const char* to_string(FrameworkStatus s);
 const char* to_string(DriverStatus s);
 const char* to_string(PluginStatus s);
+const char* to_string(FactStatus s);
 
 // The `host` of a record probed under --root starts with this: findings then name the image
 // ("image /srv/pytorch.tar") instead of "rank 1 on <the machine that read it>".
@@ -224,7 +308,14 @@ void to_json(nlohmann::json& j, const RankRecord& r);
 // not a rank record; never throws.
 bool record_from_json(const nlohmann::json& j, RankRecord* out, std::string* error);
 
-// The record as JSON without identity fields (rank, host, pid): two ranks with the same
+// The devices object of a record (identities included), and back: the probe's isolated child
+// sends its facts this way. devices_from_json returns false and sets *error (naming the key) when
+// a field has the wrong type; never throws.
+void devices_to_json(nlohmann::json& j, const DevicesInfo& d);
+bool devices_from_json(const nlohmann::json& j, DevicesInfo* out, std::string* error);
+
+// The record as JSON without identity fields (rank, host, pid; and in `devices`, GPU bus
+// locations and UUIDs and RDMA node GUIDs): two ranks with the same
 // configuration give byte-identical dumps.
 std::string configuration_json(const RankRecord& r);
 

@@ -1,0 +1,21 @@
+// Cross-host rules over the device facts of the records (probe/record.h DevicesInfo): GPU count
+// against the ranks placed on a host, and hosts that differ from the others in GPU count, GPU
+// model, kernel module version, RDMA devices, their firmware, their ports' states, and the
+// GPUDirect peer-memory module. Every vote is by hosts (a host with 8 ranks is one machine),
+// with the project's strict majority (vote.h). A host whose fact is unknown or not probed takes
+// no part, so it never causes a finding; a uniform cluster gives none.
+#pragma once
+
+#include <vector>
+
+#include "compare/finding.h"
+#include "compare/group.h"
+
+namespace denpex {
+
+// Appends the device findings for `groups` (normalized, no empty groups) to `out`. `out` may
+// already hold the other rules' findings: a kernel module finding that repeats a
+// cuda-driver-version-mismatch on the same hosts is not added. Never fails.
+void device_rules(const std::vector<ConfigGroup>& groups, std::vector<Finding>* out);
+
+}  // namespace denpex

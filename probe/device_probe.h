@@ -1,0 +1,40 @@
+// The devices NCCL will drive on this host, read from the kernel's files only: GPUs from the
+// NVIDIA driver's procfs, RDMA devices and their ports from sysfs, the GPUDirect peer-memory
+// module from /sys/module, NVSwitch devices from the driver's procfs. Nothing is loaded and no
+// GPU is opened. The driver's and the RDMA devices' files are read in an isolated child under a
+// deadline: reading a GPU's `information` takes a power reference in the driver (and waits for a
+// suspend or resume in progress), and a port's state and rate are asked of the device.
+#pragma once
+
+#include <string>
+
+#include "probe/record.h"
+
+namespace denpex {
+
+// Where procfs and sysfs are; tests point these at fixture trees.
+struct DeviceRoots {
+  std::string proc = "/proc";
+  std::string sys = "/sys";
+};
+
+// Reads every fact. Never throws and never blocks past `timeout_seconds` (plus the isolated
+// child's reap grace): a fact that cannot be read is status unknown with `why`; nothing is
+// guessed. Forks only when the driver's or the RDMA devices' directories exist, so a host
+// without them pays a few stat calls.
+DevicesInfo probe_devices(const DeviceRoots& roots, double timeout_seconds);
+
+// The record of an image (--root): devices are the nodes', so every part is not_probed.
+DevicesInfo devices_not_probed();
+
+// One GPU from the text of /proc/driver/nvidia/gpus/<dir>/information (any driver's layout:
+// "Key:" then tabs and spaces, then the value; lines that drivers add or drop are tolerated).
+// The bus location is the directory's name, lower-cased. An empty text (older drivers write
+// nothing when the power reference fails) gives a GPU with only its bus location.
+GpuDevice parse_gpu_information(const std::string& dir_name, const std::string& text);
+
+// The name part of a sysfs port attribute: "ACTIVE" from "4: ACTIVE\n", "LinkUp" from
+// "5: LinkUp"; a value without a "<number>:" prefix trimmed as it is ("InfiniBand").
+std::string sysfs_state_name(const std::string& text);
+
+}  // namespace denpex

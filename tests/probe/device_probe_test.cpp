@@ -1,0 +1,223 @@
+// Device facts from fixture trees in the kernel's and the driver's formats
+// (tests/fixtures/devices/README.md names the source of each), and their place in the record:
+// identities out of the configuration, old records accepted, wrong types refused.
+#include "probe/device_probe.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "probe/monotonic_clock.h"
+#include "probe/probe.h"
+#include "scratch.h"
+
+using namespace denpex;
+using denpex_test::options_with;
+using denpex_test::Scratch;
+
+namespace {
+
+const std::string kFixtures = std::string(DENPEX_DEVICE_FIXTURES);
+
+DeviceRoots roots_of(const std::string& host) {
+  return {kFixtures + "/" + host + "/proc", kFixtures + "/" + host + "/sys"};
+}
+
+}  // namespace
+
+TEST_CASE("a GPU's information file: the L4 paste's layout, keys split at the first colon") {
+  // canonical/snapd PR #14893 (a real NVIDIA L4): tabs and a space between key and value.
+  const std::string text =
+      "Model: \t\t NVIDIA L4\nIRQ:   \t\t 16\nGPU UUID: \t GPU-3291dfa4-fcc4-0110-615b-c894a0d7c689\n"
+      "Video BIOS: \t 95.04.65.00.13\nBus Type: \t PCIe\nDMA Size: \t 47 bits\n"
+      "DMA Mask: \t 0x7fffffffffff\nBus Location: \t 0000:70:00.0\nDevice Minor: \t 0\n"
+      "GPU Excluded:\t No\n";
+  GpuDevice g = parse_gpu_information("0000:70:00.0", text);
+  CHECK(g.model == "NVIDIA L4");
+  CHECK(g.uuid == "GPU-3291dfa4-fcc4-0110-615b-c894a0d7c689");
+  CHECK(g.bus_location == "0000:70:00.0");
+  CHECK(g.excluded == "no");
+}
+
+TEST_CASE("a GPU's information file: placeholders, old layouts and an empty file are unknowns") {
+  // The placeholder osapi.c prints when the UUID cannot be derived: question marks in place of
+  // every hex digit (spelt with x here: C++ would read some "?" runs as trigraphs).
+  std::string placeholder = "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx";
+  std::replace(placeholder.begin(), placeholder.end(), 'x', '?');
+  GpuDevice g = parse_gpu_information(
+      "0000:0A:00.0", "Model: \t\t Tesla V100\nGPU UUID: \t " + placeholder + "\nGPU Excluded:\t Yes\n");
+  CHECK(g.bus_location == "0000:0a:00.0");  // NVML prints upper case; procfs lower
+  CHECK(g.uuid.empty());
+  CHECK(g.excluded == "yes");
+  GpuDevice empty = parse_gpu_information("0000:01:00.0", "");
+  CHECK(empty.model.empty());
+  CHECK(empty.excluded.empty());
+  CHECK(empty.bus_location == "0000:01:00.0");
+}
+
+TEST_CASE("sysfs port attributes: the name after the number") {
+  CHECK(sysfs_state_name("4: ACTIVE\n") == "ACTIVE");
+  CHECK(sysfs_state_name("5: LinkUp") == "LinkUp");
+  CHECK(sysfs_state_name("InfiniBand\n") == "InfiniBand");
+  CHECK(sysfs_state_name("") == "");
+}
+
+TEST_CASE("an H100 host: GPUs, RDMA ports, GPUDirect and NVSwitch read from the trees") {
+  DevicesInfo d = probe_devices(roots_of("h100"), 5.0);
+  CHECK(d.status == FactStatus::ok);
+  REQUIRE(d.gpus.status == FactStatus::ok);
+  REQUIRE(d.gpus.devices.size() == 2);
+  CHECK(d.gpus.devices[0].bus_location == "0000:0a:00.0");  // sorted by bus location
+  CHECK(d.gpus.devices[0].uuid.empty());                    // no UUID line: not guessed
+  CHECK(d.gpus.devices[1].uuid == "GPU-3291dfa4-fcc4-0110-615b-c894a0d7c689");
+  CHECK(d.gpus.devices[1].model == "NVIDIA H100 80GB HBM3");
+  CHECK(d.gpus.devices[1].excluded == "no");
+
+  REQUIRE(d.rdma.status == FactStatus::ok);
+  REQUIRE(d.rdma.devices.size() == 2);
+  const RdmaDevice& m0 = d.rdma.devices[0];
+  CHECK(m0.name == "mlx5_0");
+  CHECK(m0.hca_type == "MT4129");
+  CHECK(m0.fw_ver == "28.41.1000");
+  CHECK(m0.board_id == "MT_0000000838");
+  CHECK(m0.node_guid == "a088:c203:007e:1dba");
+  REQUIRE(m0.ports.size() == 1);
+  CHECK(m0.ports[0].state == "ACTIVE");
+  CHECK(m0.ports[0].phys_state == "LinkUp");
+  CHECK(m0.ports[0].link_layer == "InfiniBand");
+  CHECK(m0.ports[0].rate == "400 Gb/sec (4X NDR)");
+  CHECK(d.rdma.devices[1].ports[0].state == "DOWN");
+
+  CHECK(d.gpudirect.status == FactStatus::ok);
+  CHECK(d.gpudirect.module == "nvidia_peermem");
+  CHECK(d.gpudirect.version == "565.57.01");
+  CHECK(d.nvswitch.status == FactStatus::ok);
+  CHECK(d.nvswitch.count == 1);
+  CHECK(d.nvswitch.fabric_manager == "unknown");
+  CHECK_FALSE(d.nvswitch.fabric_manager_why.empty());
+}
+
+TEST_CASE("a host without the driver: GPUs unknown with why, no RDMA, no GPUDirect") {
+  DevicesInfo d = probe_devices(roots_of("nodriver"), 5.0);
+  CHECK(d.gpus.status == FactStatus::unknown);
+  CHECK(d.gpus.why.find("/proc/driver/nvidia") != std::string::npos);
+  CHECK(d.gpus.devices.empty());
+  CHECK(d.rdma.status == FactStatus::absent);
+  CHECK(d.gpudirect.status == FactStatus::absent);
+  CHECK(d.nvswitch.status == FactStatus::unknown);
+}
+
+TEST_CASE("no procfs or sysfs at all (a masked container): everything unknown, nothing guessed") {
+  DevicesInfo d = probe_devices({"/nonexistent/proc", "/nonexistent/sys"}, 5.0);
+  CHECK(d.gpus.status == FactStatus::unknown);
+  CHECK(d.rdma.status == FactStatus::unknown);
+  CHECK(d.gpudirect.status == FactStatus::unknown);
+  CHECK(d.nvswitch.status == FactStatus::unknown);
+}
+
+TEST_CASE("an old driver's file (no GPU Excluded line) counts the GPU, excluded unknown") {
+  DevicesInfo d = probe_devices(roots_of("old"), 5.0);
+  REQUIRE(d.gpus.status == FactStatus::ok);
+  REQUIRE(d.gpus.devices.size() == 1);
+  CHECK(d.gpus.devices[0].model == "GeForce GTX 650");
+  CHECK(d.gpus.devices[0].excluded.empty());
+  CHECK(d.rdma.status == FactStatus::absent);
+}
+
+TEST_CASE("a FIFO where a GPU's information file belongs is refused, never waited on") {
+  Scratch s;
+  const std::string fifo = s.prepare("proc/driver/nvidia/gpus/0000:01:00.0/information");
+  REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
+  s.write("sys/class/.keep", "");
+  const double start = monotonic_seconds();
+  DevicesInfo d = probe_devices({s.path("proc"), s.path("sys")}, 5.0);
+  CHECK(monotonic_seconds() - start < 2.0);
+  REQUIRE(d.gpus.status == FactStatus::ok);
+  REQUIRE(d.gpus.devices.size() == 1);  // the directory is the GPU; its model is unknown
+  CHECK(d.gpus.devices[0].model.empty());
+}
+
+TEST_CASE("probe_rank reads the devices from ProbeOptions' roots, and not under --root") {
+  ProbeOptions o = options_with({});
+  o.proc_root = kFixtures + "/h100/proc";
+  o.sys_root = kFixtures + "/h100/sys";
+  RankRecord live = probe_rank(o);
+  CHECK(live.devices.status == FactStatus::ok);
+  CHECK(live.devices.gpus.devices.size() == 2);
+
+  Scratch s;
+  s.write("image/etc/os-release", "ID=debian\n");
+  o.root = s.path("image");
+  RankRecord image = probe_rank(o);
+  CHECK(image.devices.status == FactStatus::not_probed);
+  CHECK(image.devices.gpus.status == FactStatus::not_probed);
+  CHECK(image.devices.why == "devices are checked on the nodes, not in an image");
+}
+
+TEST_CASE("device identities stay in the record and out of the configuration") {
+  RankRecord a;
+  a.host = "node1";
+  a.devices = probe_devices(roots_of("h100"), 5.0);
+  RankRecord b = a;
+  b.host = "node2";
+  b.devices.gpus.devices[1].uuid = "GPU-00000000-1111-2222-3333-444444444444";
+  b.devices.gpus.devices[1].bus_location = "0000:99:00.0";
+  b.devices.rdma.devices[0].node_guid = "0000:0000:0000:0001";
+  CHECK(configuration_digest(a) == configuration_digest(b));
+  const std::string config = configuration_json(a);
+  CHECK(config.find("GPU-3291dfa4") == std::string::npos);
+  CHECK(config.find("0000:18:00.0") == std::string::npos);
+  CHECK(config.find("a088:c203") == std::string::npos);
+  CHECK(config.find("NVIDIA H100 80GB HBM3") != std::string::npos);
+  CHECK(config.find("28.41.1000") != std::string::npos);
+
+  // What differs between hosts does split configurations.
+  RankRecord c = a;
+  c.devices.rdma.devices[0].fw_ver = "28.39.1002";
+  CHECK(configuration_digest(a) != configuration_digest(c));
+  RankRecord e = a;
+  e.devices.gpus.devices.pop_back();
+  CHECK(configuration_digest(a) != configuration_digest(e));
+
+  // The record keeps them, and reads them back.
+  nlohmann::json j = a;
+  RankRecord back;
+  std::string error;
+  REQUIRE(record_from_json(j, &back, &error));
+  CHECK(back.devices.gpus.devices[1].uuid == "GPU-3291dfa4-fcc4-0110-615b-c894a0d7c689");
+  CHECK(back.devices.rdma.devices[0].node_guid == "a088:c203:007e:1dba");
+  CHECK(back.devices.rdma.devices[1].ports[0].state == "DOWN");
+  CHECK(back.devices.nvswitch.count == 1);
+  CHECK(nlohmann::json(back) == j);
+}
+
+TEST_CASE("records without devices (older probes) are read; wrong types are refused in one line") {
+  RankRecord r;
+  r.host = "node1";
+  nlohmann::json j = r;
+  j.erase("devices");
+  RankRecord back;
+  std::string error;
+  REQUIRE(record_from_json(j, &back, &error));
+  CHECK(back.devices.status == FactStatus::unknown);
+  CHECK(back.devices.gpus.status == FactStatus::unknown);
+
+  j["devices"] = {{"status", "ok"},
+                  {"gpus", {{"status", "ok"}, {"devices", {{{"model", 7}}}}}}};
+  CHECK_FALSE(record_from_json(j, &back, &error));
+  CHECK(error == "\"devices.gpus.devices[0].model\" is not a string");
+  j["devices"] = {{"status", "ok"}, {"rdma", {{"status", "ok"}, {"devices", "mlx5_0"}}}};
+  CHECK_FALSE(record_from_json(j, &back, &error));
+  CHECK(error == "\"devices.rdma.devices\" is not an array");
+  j["devices"] = {{"status", "maybe"}};
+  CHECK_FALSE(record_from_json(j, &back, &error));
+  CHECK(error == "unknown devices.status \"maybe\"");
+  j["devices"] = {{"status", "ok"}, {"nvswitch", {{"status", "ok"}, {"count", -1}}}};
+  CHECK_FALSE(record_from_json(j, &back, &error));
+  j["devices"] = "none";
+  CHECK_FALSE(record_from_json(j, &back, &error));
+  CHECK(error == "\"devices\" is not an object");
+}
