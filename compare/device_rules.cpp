@@ -29,28 +29,6 @@ const char* has(const std::vector<std::string>& hosts) { return hosts.size() == 
 
 bool is_image(const std::string& host) { return host.rfind(kImageHostPrefix, 0) == 0; }
 
-// A verify line stays pasteable: at most this many hosts are named in it.
-constexpr std::size_t kVerifyHosts = 16;
-
-// The gate again on `hosts` (the odd ones first, then one they were compared with), `per_host`
-// ranks on each: the finding is gone when the fix took. Host names come from records, so they
-// are words given to the one renderer; a name it cannot quote gives constant prose instead.
-ShellCommand hosts_verify(std::vector<std::string> hosts, std::size_t per_host) {
-  hosts.erase(std::remove_if(hosts.begin(), hosts.end(),
-                             [](const std::string& h) { return h.empty() || is_image(h); }),
-              hosts.end());
-  if (hosts.size() > kVerifyHosts) hosts.resize(kVerifyHosts);
-  const std::string prose = "the gate on the hosts named above (a host name cannot be put in a command)";
-  if (hosts.empty()) return command_or({"mpirun", "--map-by", "ppr:1:node", "denpex-probe"}, prose);
-  per_host = std::max<std::size_t>(per_host, 1);
-  std::vector<std::string> slots;
-  for (const auto& h : hosts) slots.push_back(fmt::format("{}:{}", h, per_host));
-  return command_or({"mpirun", "-np", std::to_string(hosts.size() * per_host), "-H",
-                     fmt::format("{}", fmt::join(slots, ",")), "--map-by",
-                     fmt::format("ppr:{}:node", per_host), "denpex-probe"},
-                    prose);
-}
-
 // The odd hosts and the first host of the reference, for a verify line.
 std::vector<std::string> odd_and_reference(const std::vector<std::string>& odd,
                                            const std::vector<std::string>& reference) {
@@ -89,7 +67,7 @@ void judge_hosts(const HostRule& rule, const VoteResult& result, std::vector<Fin
       f.expected = rule.describe(ref.value);
       f.found = rule.describe(v.value);
       f.fix = rule.fix;
-      f.verify = hosts_verify(odd_and_reference(v.hosts, ref.hosts), 1);
+      f.verify = device_verify(odd_and_reference(v.hosts, ref.hosts), 1);
       f.message = fmt::format("{} {} {}, where {} {} {}", hosts_text(v.hosts), has(v.hosts),
                               f.found, hosts_text(ref.hosts), has(ref.hosts), f.expected);
       out->push_back(std::move(f));
@@ -112,7 +90,7 @@ void judge_hosts(const HostRule& rule, const VoteResult& result, std::vector<Fin
   f.ranks.assign(ranks.begin(), ranks.end());
   f.hosts.assign(hosts.begin(), hosts.end());
   f.found = fmt::format("{}", fmt::join(parts, "; "));
-  f.verify = hosts_verify(f.hosts, 1);
+  f.verify = device_verify(f.hosts, 1);
   f.message = fmt::format("no majority for {} ({} values, tied): {}", rule.topic,
                           result.values.size(), f.found);
   out->push_back(std::move(f));
@@ -210,7 +188,7 @@ std::set<std::string> gpu_count_short(const std::vector<ConfigGroup>& groups, co
                             has(f.hosts), f.found, exact ? "" : "at least ", ranks,
                             f.hosts.size() == 1 ? "it" : "each");
     f.fix = fix;
-    f.verify = hosts_verify(f.hosts, ranks);
+    f.verify = device_verify(f.hosts, ranks);
     out->push_back(std::move(f));
     blamed.insert(who.first.begin(), who.first.end());
   }
@@ -239,7 +217,7 @@ std::set<std::string> gpu_count_short(const std::vector<ConfigGroup>& groups, co
                             rank_phrase(g.ranks, g.hosts), g.ranks.size(), g.hosts.size(),
                             f.found);
     f.fix = fix;
-    f.verify = hosts_verify(f.hosts, (g.ranks.size() + g.hosts.size() - 1) / g.hosts.size());
+    f.verify = device_verify(f.hosts, (g.ranks.size() + g.hosts.size() - 1) / g.hosts.size());
     out->push_back(std::move(f));
     blamed.insert(g.hosts.begin(), g.hosts.end());
   }
@@ -426,6 +404,31 @@ void gpudirect_rule(const std::vector<ConfigGroup>& groups, std::vector<Finding>
 }
 
 }  // namespace
+
+// A verify line stays pasteable: at most this many hosts are named in it.
+constexpr std::size_t kVerifyHosts = 16;
+
+ShellCommand device_verify(std::vector<std::string> hosts, std::size_t per_host,
+                           const std::vector<std::string>& exported) {
+  hosts.erase(std::remove_if(hosts.begin(), hosts.end(),
+                             [](const std::string& h) { return h.empty() || is_image(h); }),
+              hosts.end());
+  if (hosts.size() > kVerifyHosts) hosts.resize(kVerifyHosts);
+  const std::string prose =
+      "the gate on the hosts named above (a host name cannot be put in a command)";
+  std::vector<std::string> argv = {"mpirun"};
+  if (!hosts.empty()) {
+    per_host = std::max<std::size_t>(per_host, 1);
+    std::vector<std::string> slots;
+    for (const auto& h : hosts) slots.push_back(fmt::format("{}:{}", h, per_host));
+    argv.insert(argv.end(), {"-np", std::to_string(hosts.size() * per_host), "-H",
+                             fmt::format("{}", fmt::join(slots, ","))});
+  }
+  argv.insert(argv.end(), {"--map-by", fmt::format("ppr:{}:node", hosts.empty() ? 1 : per_host)});
+  for (const auto& name : exported) argv.insert(argv.end(), {"-x", name});
+  argv.push_back("denpex-probe");
+  return command_or(std::move(argv), prose);
+}
 
 void device_rules(const std::vector<ConfigGroup>& groups, std::vector<Finding>* out) {
   gpu_rules(groups, out);

@@ -10,6 +10,7 @@
 
 #include "compare/finding.h"
 #include "compare/group.h"
+#include "compare/shell_command.h"
 
 namespace denpex {
 
@@ -17,5 +18,12 @@ namespace denpex {
 // already hold the other rules' findings: a kernel module finding that repeats a
 // cuda-driver-version-mismatch on the same hosts is not added. Never fails.
 void device_rules(const std::vector<ConfigGroup>& groups, std::vector<Finding>* out);
+
+// The verify line of a device finding: the gate again on `hosts` (at most 16 named, images
+// left out), `per_host` ranks on each, with `exported` variables passed on as the caller has
+// them (mpirun -x NAME: the value is never written into the line). Host names are words given
+// to compare/shell_command.h; one it cannot quote safely gives constant prose, argv empty.
+ShellCommand device_verify(std::vector<std::string> hosts, std::size_t per_host,
+                           const std::vector<std::string>& exported = {});
 
 }  // namespace denpex

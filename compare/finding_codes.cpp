@@ -200,6 +200,22 @@ constexpr FindingCodeInfo kTable[] = {
      "`nv_peer_mem`) is loaded on some and not on others: NCCL quietly runs without GPUDirect "
      "there",
      "0.3.0"},
+    {C::nccl_socket_ifname_unmatched, "nccl-socket-ifname-unmatched", S::error, "", M::gate,
+     kExtension,
+     "`NCCL_SOCKET_IFNAME` (environment or nccl.conf, with NCCL's `^`, `=` and prefix rules) "
+     "selects no interface on a host that is running and has an address: NCCL's bootstrap finds "
+     "no socket interface there and the job fails or hangs",
+     "0.3.0"},
+    {C::nccl_ib_hca_unmatched, "nccl-ib-hca-unmatched", S::warning, "", M::gate, kExtension,
+     "`NCCL_IB_HCA` (with NCCL's `^`, `=`, prefix and `:port` rules) selects no RDMA device on a "
+     "host, or only ports that are not ACTIVE: NCCL falls back to sockets there and the job runs "
+     "at a fraction of its speed",
+     "0.3.0"},
+    {C::cuda_visible_devices_beyond, "cuda-visible-devices-beyond", S::error, "", M::gate,
+     kExtension,
+     "`CUDA_VISIBLE_DEVICES` names a GPU (an index or a UUID) that the host does not have: CUDA "
+     "ignores it and every entry after it, so the rank gets fewer GPUs or none",
+     "0.3.0"},
 };
 
 constexpr std::size_t kRows = std::size(kTable);
@@ -211,7 +227,7 @@ constexpr bool rows_in_enum_order() {
 }
 
 static_assert(rows_in_enum_order(), "kTable must list every FindingCode once, in enum order");
-static_assert(kRows == static_cast<std::size_t>(FindingCode::gpudirect_mismatch) + 1,
+static_assert(kRows == static_cast<std::size_t>(FindingCode::cuda_visible_devices_beyond) + 1,
               "every FindingCode needs a row in kTable");
 
 const char* mode_meaning(CodeMode m) {

@@ -87,6 +87,9 @@ enum class FindingCode {
   rdma_firmware_mismatch,
   rdma_port_down,
   gpudirect_mismatch,
+  nccl_socket_ifname_unmatched,
+  nccl_ib_hca_unmatched,
+  cuda_visible_devices_beyond,
 };
 
 struct FindingCodeInfo {

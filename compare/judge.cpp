@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "compare/device_rules.h"
+#include "compare/device_setting_rules.h"
 #include "compare/facts.h"
 #include "compare/finding_codes.h"
 #include "compare/fold.h"
@@ -901,6 +902,7 @@ std::vector<Finding> judge(const std::vector<ConfigGroup>& all_groups,
     net_plugin_rule(groups, baseline, &findings);
     env_rules(groups, baseline, &findings);
     device_rules(groups, &findings);
+    device_setting_rules(groups, &findings);
     drop_duplicates(&findings);
   } catch (const std::exception& e) {
     // Only allocation failure or a formatting bug can get here; a verdict must still come out,

@@ -11,6 +11,7 @@
 
 #include "probe/fs_view.h"
 #include "probe/isolated_call.h"
+#include "probe/net_interfaces.h"
 #include "probe/text.h"
 
 namespace denpex {
@@ -224,94 +225,114 @@ DevicesInfo devices_not_probed() {
   d.status = FactStatus::not_probed;
   d.why = why;
   d.gpus.status = d.rdma.status = d.gpudirect.status = d.nvswitch.status = FactStatus::not_probed;
-  d.gpus.why = d.rdma.why = d.gpudirect.why = d.nvswitch.why = why;
+  d.interfaces.status = FactStatus::not_probed;
+  d.gpus.why = d.rdma.why = d.gpudirect.why = d.nvswitch.why = d.interfaces.why = why;
   return d;
 }
+
+namespace {
+
+// Which device directories exist: only these are read, in the child.
+struct Present {
+  bool gpus = false, rdma = false, nvswitch = false;
+};
+
+// Why each fact whose directory is missing is absent or unknown.
+void explain_missing(const FsView& proc, const FsView& sys, const Present& p, DevicesInfo* d) {
+  if (!p.gpus) {
+    if (is_dir(proc, kDriverDir))
+      d->gpus.why = fmt::format("{} is there but {} is not", host_path(proc, kDriverDir),
+                                host_path(proc, kGpusDir));
+    else if (is_dir(sys, "/module/nvidia"))
+      d->gpus.why = fmt::format("the nvidia module is loaded but {} is not visible (a container "
+                                "that masks it?)",
+                                host_path(proc, kDriverDir));
+    else
+      d->gpus.why = fmt::format("no {}: the nvidia kernel module is not loaded, or {} is masked",
+                                host_path(proc, kDriverDir), host_path(proc, "/driver"));
+  }
+  if (!p.rdma) {
+    if (is_dir(sys, "/class")) {
+      d->rdma.status = FactStatus::absent;
+      d->rdma.why = fmt::format("no {}: no RDMA driver is loaded", host_path(sys, kRdmaDir));
+    } else {
+      d->rdma.why = fmt::format("no {}: sysfs cannot be read", host_path(sys, "/class"));
+    }
+  }
+  if (!p.nvswitch) {
+    if (p.gpus) {
+      d->nvswitch.status = FactStatus::absent;
+      d->nvswitch.why = fmt::format("the driver lists no NVSwitch ({} is not there)",
+                                    host_path(proc, kNvSwitchDir));
+    } else {
+      d->nvswitch.why = "the NVIDIA driver's files cannot be read";
+    }
+  }
+  d->nvswitch.fabric_manager = "unknown";
+  d->nvswitch.fabric_manager_why =
+      "the fabric manager's state and version are in no file the probe reads (NVML tells them)";
+}
+
+// The present directories read in an isolated child under the deadline; a child that fails or
+// times out makes each of those facts unknown with the reason.
+void read_in_child(const FsView& proc, const FsView& sys, const Present& p,
+                   double timeout_seconds, DevicesInfo* d) {
+  IsolatedResult res = run_isolated(
+      [&]() {
+        DevicesInfo c;
+        if (p.gpus) c.gpus = read_gpus(proc);
+        if (p.rdma) c.rdma = read_rdma(sys);
+        if (p.nvswitch) c.nvswitch = read_nvswitch(proc);
+        nlohmann::json j;
+        devices_to_json(j, c);
+        return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      },
+      timeout_seconds, 1024 * 1024);
+  DevicesInfo child;
+  std::string error;
+  bool ok = res.status == IsolatedStatus::ok;
+  if (ok) {
+    nlohmann::json j = nlohmann::json::parse(res.output, nullptr, false);
+    ok = !j.is_discarded() && devices_from_json(j, &child, &error);
+    if (!ok && error.empty()) error = "gave an answer that is not JSON";
+  } else {
+    error = describe(res, timeout_seconds);
+  }
+  const std::string reason = fmt::format("reading the device files {}", error);
+  if (p.gpus) {
+    if (ok) d->gpus = child.gpus;
+    else mark_unknown(&d->gpus.status, &d->gpus.why, reason);
+  }
+  if (p.rdma) {
+    if (ok) d->rdma = child.rdma;
+    else mark_unknown(&d->rdma.status, &d->rdma.why, reason);
+  }
+  if (p.nvswitch) {
+    if (ok) {
+      d->nvswitch.status = child.nvswitch.status;
+      d->nvswitch.why = child.nvswitch.why;
+      d->nvswitch.count = child.nvswitch.count;
+    } else {
+      mark_unknown(&d->nvswitch.status, &d->nvswitch.why, reason);
+    }
+  }
+}
+
+}  // namespace
 
 DevicesInfo probe_devices(const DeviceRoots& roots, double timeout_seconds) {
   DevicesInfo d;
   d.status = FactStatus::ok;
   const FsView proc{roots.proc};
   const FsView sys{roots.sys};
-
-  const bool gpus_dir = is_dir(proc, kGpusDir);
-  const bool rdma_dir = is_dir(sys, kRdmaDir);
-  const bool nvswitch_dir = is_dir(proc, kNvSwitchDir);
-  if (!gpus_dir) {
-    if (is_dir(proc, kDriverDir))
-      d.gpus.why = fmt::format("{} is there but {} is not", host_path(proc, kDriverDir),
-                               host_path(proc, kGpusDir));
-    else if (is_dir(sys, "/module/nvidia"))
-      d.gpus.why = fmt::format("the nvidia module is loaded but {} is not visible (a container "
-                               "that masks it?)",
-                               host_path(proc, kDriverDir));
-    else
-      d.gpus.why = fmt::format("no {}: the nvidia kernel module is not loaded, or {} is masked",
-                               host_path(proc, kDriverDir), host_path(proc, "/driver"));
-  }
-  if (!rdma_dir) {
-    if (is_dir(sys, "/class")) {
-      d.rdma.status = FactStatus::absent;
-      d.rdma.why = fmt::format("no {}: no RDMA driver is loaded", host_path(sys, kRdmaDir));
-    } else {
-      d.rdma.why = fmt::format("no {}: sysfs cannot be read", host_path(sys, "/class"));
-    }
-  }
-  if (!nvswitch_dir) {
-    if (gpus_dir) {
-      d.nvswitch.status = FactStatus::absent;
-      d.nvswitch.why = fmt::format("the driver lists no NVSwitch ({} is not there)",
-                                   host_path(proc, kNvSwitchDir));
-    } else {
-      d.nvswitch.why = "the NVIDIA driver's files cannot be read";
-    }
-  }
-  d.nvswitch.fabric_manager = "unknown";
-  d.nvswitch.fabric_manager_why =
-      "the fabric manager's state and version are in no file the probe reads (NVML tells them)";
-
-  if (gpus_dir || rdma_dir || nvswitch_dir) {
-    IsolatedResult res = run_isolated(
-        [&]() {
-          DevicesInfo c;
-          if (gpus_dir) c.gpus = read_gpus(proc);
-          if (rdma_dir) c.rdma = read_rdma(sys);
-          if (nvswitch_dir) c.nvswitch = read_nvswitch(proc);
-          nlohmann::json j;
-          devices_to_json(j, c);
-          return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-        },
-        timeout_seconds, 1024 * 1024);
-    DevicesInfo child;
-    std::string error;
-    bool ok = res.status == IsolatedStatus::ok;
-    if (ok) {
-      nlohmann::json j = nlohmann::json::parse(res.output, nullptr, false);
-      ok = !j.is_discarded() && devices_from_json(j, &child, &error);
-      if (!ok && error.empty()) error = "gave an answer that is not JSON";
-    } else {
-      error = describe(res, timeout_seconds);
-    }
-    const std::string reason = fmt::format("reading the device files {}", error);
-    if (gpus_dir) {
-      if (ok) d.gpus = child.gpus;
-      else mark_unknown(&d.gpus.status, &d.gpus.why, reason);
-    }
-    if (rdma_dir) {
-      if (ok) d.rdma = child.rdma;
-      else mark_unknown(&d.rdma.status, &d.rdma.why, reason);
-    }
-    if (nvswitch_dir) {
-      if (ok) {
-        d.nvswitch.status = child.nvswitch.status;
-        d.nvswitch.why = child.nvswitch.why;
-        d.nvswitch.count = child.nvswitch.count;
-      } else {
-        mark_unknown(&d.nvswitch.status, &d.nvswitch.why, reason);
-      }
-    }
-  }
+  Present p;
+  p.gpus = is_dir(proc, kGpusDir);
+  p.rdma = is_dir(sys, kRdmaDir);
+  p.nvswitch = is_dir(proc, kNvSwitchDir);
+  explain_missing(proc, sys, p, &d);
+  if (p.gpus || p.rdma || p.nvswitch) read_in_child(proc, sys, p, timeout_seconds, &d);
   d.gpudirect = read_gpudirect(sys);
+  d.interfaces = read_interfaces();
   return d;
 }
 

@@ -6,6 +6,7 @@
 #include "probe/cuda_driver_probe.h"
 #include "probe/cupy_probe.h"
 #include "probe/device_probe.h"
+#include "probe/device_settings.h"
 #include "probe/jax_probe.h"
 #include "probe/loader_check.h"
 #include "probe/nccl_probe.h"
@@ -124,6 +125,7 @@ RankRecord probe_rank(const ProbeOptions& o) {
   } else {
     step("the devices (GPUs, RDMA devices, GPUDirect, NVSwitch)");
     r.devices = probe_devices(DeviceRoots{o.proc_root, o.sys_root}, o.step_timeout);
+    r.devices.settings = check_device_settings(o.env, r.nccl_conf, r.devices);
   }
   return r;
 }

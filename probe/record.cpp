@@ -68,6 +68,17 @@ const char* to_string(FactStatus s) {
   return "unknown";
 }
 
+const char* to_string(SettingStatus s) {
+  switch (s) {
+    case SettingStatus::ok: return "ok";
+    case SettingStatus::no_device: return "no-device";
+    case SettingStatus::ports_down: return "ports-down";
+    case SettingStatus::too_many: return "too-many";
+    case SettingStatus::unknown: return "unknown";
+  }
+  return "unknown";
+}
+
 namespace {
 
 // Empty strings and zeros are left out so records stay small; readers default them.
@@ -132,6 +143,33 @@ void put_nccl_wheels(json& j, const std::vector<NcclWheel>& wheels) {
   j["nccl_wheels"] = std::move(a);
 }
 
+// Interfaces are identities as a whole (names and addresses differ between hosts set up alike):
+// only their status is in the configuration. Of a setting's check, what it is and how it fares
+// are; its value (per rank) and what it selects (per host) are not.
+void put_interfaces_and_settings(json& j, const DevicesInfo& d, bool identities) {
+  json ifs = {{"status", to_string(d.interfaces.status)}};
+  put(ifs, "why", d.interfaces.why);
+  if (identities && d.interfaces.status == FactStatus::ok) {
+    json list = json::array();
+    for (const auto& i : d.interfaces.interfaces)
+      list.push_back({{"name", i.name}, {"running", i.running}, {"addresses", i.addresses}});
+    ifs["interfaces"] = std::move(list);
+  }
+  j["interfaces"] = std::move(ifs);
+  json settings = json::array();
+  for (const auto& c : d.settings) {
+    json o = {{"variable", c.variable}, {"status", to_string(c.status)}};
+    put(o, "source", c.source);
+    put(o, "detail", c.detail);
+    if (identities) {
+      o["value"] = c.value;
+      o["selected"] = c.selected;
+    }
+    settings.push_back(std::move(o));
+  }
+  j["settings"] = std::move(settings);
+}
+
 // Identities (bus locations, UUIDs, GUIDs) are left out of the configuration: with them every
 // host would be a configuration of its own. Counts, models, firmware and port states stay in:
 // they are what differs between hosts.
@@ -191,6 +229,7 @@ json devices_json(const DevicesInfo& d, bool identities) {
   put(sw, "fabric_manager", d.nvswitch.fabric_manager);
   put(sw, "fabric_manager_why", d.nvswitch.fabric_manager_why);
   j["nvswitch"] = std::move(sw);
+  put_interfaces_and_settings(j, d, identities);
   return j;
 }
 
@@ -438,6 +477,60 @@ FactStatus fact_status(const json& o, const std::string& where) {
   throw std::runtime_error("unknown " + where + ".status \"" + s + "\"");
 }
 
+bool dbool(const json& o, const char* key, const std::string& where) {
+  const json* v = member(o, key);
+  if (!v) return false;
+  if (!v->is_boolean()) throw std::runtime_error("\"" + where + "." + key + "\" is not a boolean");
+  return v->get<bool>();
+}
+
+std::vector<std::string> dstrings(const json& o, const char* key, const std::string& where) {
+  std::vector<std::string> out;
+  if (const json* list = darray(o, key, where)) {
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      if (!list->at(i).is_string())
+        throw std::runtime_error("\"" + where + "." + key + "[" + std::to_string(i) +
+                                 "]\" is not a string");
+      out.push_back(list->at(i).get<std::string>());
+    }
+  }
+  return out;
+}
+
+SettingStatus setting_status(const json& o, const std::string& where) {
+  const std::string s = dstr(o, "status", where);
+  for (SettingStatus v : {SettingStatus::ok, SettingStatus::no_device, SettingStatus::ports_down,
+                          SettingStatus::too_many, SettingStatus::unknown})
+    if (s == to_string(v)) return v;
+  throw std::runtime_error("unknown " + where + ".status \"" + s + "\"");
+}
+
+void interfaces_and_settings_from(const json& j, DevicesInfo* d) {
+  if (const json* f = member(j, "interfaces")) {
+    const std::string w = "devices.interfaces";
+    dobject(*f, w);
+    d->interfaces.status = fact_status(*f, w);
+    d->interfaces.why = dstr(*f, "why", w);
+    if (const json* list = darray(*f, "interfaces", w)) {
+      for (std::size_t i = 0; i < list->size(); ++i) {
+        const std::string ew = w + ".interfaces[" + std::to_string(i) + "]";
+        const json& e = dobject(list->at(i), ew);
+        d->interfaces.interfaces.push_back(
+            {dstr(e, "name", ew), dbool(e, "running", ew), dstrings(e, "addresses", ew)});
+      }
+    }
+  }
+  if (const json* list = darray(j, "settings", "devices")) {
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      const std::string ew = "devices.settings[" + std::to_string(i) + "]";
+      const json& e = dobject(list->at(i), ew);
+      d->settings.push_back({dstr(e, "variable", ew), dstr(e, "value", ew),
+                             dstr(e, "source", ew), setting_status(e, ew), dstr(e, "detail", ew),
+                             dstrings(e, "selected", ew)});
+    }
+  }
+}
+
 DevicesInfo devices_from(const json& j) {
   DevicesInfo d;
   const std::string w = "devices";
@@ -500,6 +593,7 @@ DevicesInfo devices_from(const json& j) {
     if (d.nvswitch.fabric_manager.empty()) d.nvswitch.fabric_manager = "unknown";
     d.nvswitch.fabric_manager_why = dstr(*s, "fabric_manager_why", sw);
   }
+  interfaces_and_settings_from(j, &d);
   return d;
 }
 

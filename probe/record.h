@@ -236,6 +236,41 @@ struct NvSwitchFacts {
   std::string fabric_manager_why;
 };
 
+// A network interface as getifaddrs() gives it (identities: out of the digest, as interface
+// names differ between hosts that are configured alike, and veth names are random).
+struct NetInterface {
+  std::string name;                    // "eth0"
+  bool running = false;                // IFF_RUNNING: NCCL's sockets use only running ones
+  std::vector<std::string> addresses;  // "10.0.0.5", "fe80::1"; IPv4 and IPv6 only, sorted
+};
+
+struct InterfaceFacts {
+  FactStatus status = FactStatus::unknown;
+  std::string why;
+  std::vector<NetInterface> interfaces;  // sorted by name
+};
+
+// How a setting that names devices fares against this host's devices.
+//   ok          it selects something NCCL or CUDA can use (or it is not in force)
+//   no_device   it names nothing this host has (no interface, no HCA)
+//   ports_down  NCCL_IB_HCA names HCAs here, but none of their named ports is ACTIVE
+//   too_many    CUDA_VISIBLE_DEVICES names a GPU this host does not have
+//   unknown     the facts it is checked against could not be read; never judged
+enum class SettingStatus { ok, no_device, ports_down, too_many, unknown };
+
+// One setting checked on this host. `variable`, `status` and `detail` are in the digest (hosts
+// where the same setting fails alike share a configuration); `value` and `selected` are not:
+// CUDA_VISIBLE_DEVICES differs by rank, and what a prefix selects by host.
+struct DeviceSettingCheck {
+  std::string variable;               // "NCCL_SOCKET_IFNAME"
+  std::string value;                  // as set
+  std::string source;                 // "environment" or "nccl.conf"
+  SettingStatus status = SettingStatus::unknown;
+  std::string detail;                 // why, for every status but ok; the same words on hosts
+                                      // that fail alike
+  std::vector<std::string> selected;  // what it selects here ("eth0", "mlx5_0:1", "0")
+};
+
 // The devices NCCL will drive on this host. `status` not_probed under --root (every part then
 // not_probed too), ok otherwise (each part has its own status).
 struct DevicesInfo {
@@ -245,6 +280,10 @@ struct DevicesInfo {
   RdmaFacts rdma;
   GpuDirectFacts gpudirect;
   NvSwitchFacts nvswitch;
+  InterfaceFacts interfaces;
+  // NCCL_SOCKET_IFNAME, NCCL_IB_HCA and CUDA_VISIBLE_DEVICES where set, checked against the
+  // facts above (probe/device_settings.h).
+  std::vector<DeviceSettingCheck> settings;
 };
 
 struct RankRecord {
@@ -297,6 +336,7 @@ const char* to_string(FrameworkStatus s);
 const char* to_string(DriverStatus s);
 const char* to_string(PluginStatus s);
 const char* to_string(FactStatus s);
+const char* to_string(SettingStatus s);
 
 // The `host` of a record probed under --root starts with this: findings then name the image
 // ("image /srv/pytorch.tar") instead of "rank 1 on <the machine that read it>".

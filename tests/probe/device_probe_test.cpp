@@ -221,3 +221,49 @@ TEST_CASE("records without devices (older probes) are read; wrong types are refu
   CHECK_FALSE(record_from_json(j, &back, &error));
   CHECK(error == "\"devices\" is not an object");
 }
+
+TEST_CASE("interfaces come from getifaddrs; they and a setting's value stay out of the digest") {
+  DevicesInfo d = probe_devices(roots_of("nodriver"), 5.0);
+  REQUIRE(d.interfaces.status == FactStatus::ok);
+  bool lo = false;
+  for (const auto& i : d.interfaces.interfaces)
+    if (i.name == "lo") lo = std::find(i.addresses.begin(), i.addresses.end(), "127.0.0.1") != i.addresses.end();
+  CHECK(lo);
+
+  RankRecord a;
+  a.host = "node1";
+  a.devices = d;
+  a.devices.settings = {{"CUDA_VISIBLE_DEVICES", "0", "environment", SettingStatus::ok, "", {"0"}}};
+  RankRecord b = a;
+  b.devices.interfaces.interfaces.push_back({"veth1a2b3c", true, {"10.9.9.9"}});
+  b.devices.settings[0].value = "1";
+  b.devices.settings[0].selected = {"1"};
+  CHECK(configuration_digest(a) == configuration_digest(b));
+  RankRecord c = a;
+  c.devices.settings[0].status = SettingStatus::too_many;
+  CHECK(configuration_digest(a) != configuration_digest(c));
+
+  nlohmann::json j = b;
+  RankRecord back;
+  std::string error;
+  REQUIRE(record_from_json(j, &back, &error));
+  CHECK(back.devices.interfaces.interfaces.back().name == "veth1a2b3c");
+  CHECK(back.devices.interfaces.interfaces.back().running);
+  CHECK(back.devices.settings[0].value == "1");
+  CHECK(nlohmann::json(back) == j);
+  j["devices"]["settings"][0]["status"] = "maybe";
+  CHECK_FALSE(record_from_json(j, &back, &error));
+  CHECK(error == "unknown devices.settings[0].status \"maybe\"");
+}
+
+TEST_CASE("probe_rank checks the settings against the host it read") {
+  ProbeOptions o = options_with({{"CUDA_VISIBLE_DEVICES", "0,1,2"}, {"NCCL_IB_HCA", "=mlx5_1"}});
+  o.proc_root = kFixtures + "/h100/proc";
+  o.sys_root = kFixtures + "/h100/sys";
+  RankRecord r = probe_rank(o);
+  REQUIRE(r.devices.settings.size() == 2);
+  CHECK(r.devices.settings[0].variable == "NCCL_IB_HCA");
+  CHECK(r.devices.settings[0].status == SettingStatus::ports_down);
+  CHECK(r.devices.settings[1].variable == "CUDA_VISIBLE_DEVICES");
+  CHECK(r.devices.settings[1].status == SettingStatus::too_many);
+}
