@@ -182,11 +182,11 @@ std::set<std::string> gpu_count_short(const std::vector<ConfigGroup>& groups, co
     f.severity = Severity::error;
     f.hosts.assign(who.first.begin(), who.first.end());
     f.ranks.assign(who.second.begin(), who.second.end());
-    f.expected = fmt::format("at least {} usable GPUs", ranks);
+    f.expected = fmt::format("at least {}", gpus_text(std::to_string(ranks)));
     f.found = gpus_text(std::to_string(gpus));
-    f.message = fmt::format("{} {} {} for {}{} ranks placed on {}", hosts_text(f.hosts),
+    f.message = fmt::format("{} {} {} for {}{} {} placed on {}", hosts_text(f.hosts),
                             has(f.hosts), f.found, exact ? "" : "at least ", ranks,
-                            f.hosts.size() == 1 ? "it" : "each");
+                            ranks == 1 ? "rank" : "ranks", f.hosts.size() == 1 ? "it" : "each");
     f.fix = fix;
     f.verify = device_verify(f.hosts, ranks);
     out->push_back(std::move(f));
@@ -397,6 +397,9 @@ void gpudirect_rule(const std::vector<ConfigGroup>& groups, std::vector<Finding>
         const auto& g = r.devices.gpudirect;
         if (g.status != FactStatus::ok && g.status != FactStatus::absent) return false;
         if (r.devices.rdma.status != FactStatus::ok || r.devices.rdma.devices.empty()) return false;
+        // GPUDirect RDMA moves GPU memory: a host whose GPUs are unknown (no driver seen)
+        // cannot be said to lack it.
+        if (r.devices.gpus.status != FactStatus::ok) return false;
         *v = g.status == FactStatus::ok ? "loaded" : "not loaded";
         return true;
       },

@@ -2,7 +2,8 @@
 // against the ranks placed on a host, and hosts that differ from the others in GPU count, GPU
 // model, kernel module version, RDMA devices, their firmware, their ports' states, and the
 // GPUDirect peer-memory module. Every vote is by hosts (a host with 8 ranks is one machine),
-// with the project's strict majority (vote.h). A host whose fact is unknown or not probed takes
+// with the project's strict majority (vote.h). GPUDirect is compared among hosts with RDMA
+// devices and known GPUs. A host whose fact is unknown or not probed takes
 // no part, so it never causes a finding; a uniform cluster gives none.
 #pragma once
 

@@ -237,6 +237,11 @@ TEST_CASE("gpudirect-mismatch: the peer-memory module loaded on some hosts with 
   CHECK(f.hosts == std::vector<std::string>{"node1"});
   CHECK(f.found.find("no peer-memory module") != std::string::npos);
 
+  // A host whose GPUs are unknown (no NVIDIA driver seen) is not said to lack GPUDirect.
+  for (auto& r : records)
+    if (r.host == "node1") r.devices.gpus = GpuFacts{};
+  CHECK(with_code(device_findings(records), "gpudirect-mismatch").empty());
+
   // Without RDMA devices GPUDirect RDMA has nothing to do: not judged.
   for (auto& r : records) {
     r.devices.rdma.devices.clear();
