@@ -11,6 +11,7 @@
 
 #include "probe/fs_view.h"
 #include "probe/isolated_call.h"
+#include "probe/monotonic_clock.h"
 #include "probe/net_interfaces.h"
 #include "probe/text.h"
 
@@ -273,21 +274,21 @@ void explain_missing(const FsView& proc, const FsView& sys, const Present& p, De
       "the fabric manager's state and version are in no file the probe reads (NVML tells them)";
 }
 
-// The present directories read in an isolated child under the deadline; a child that fails or
-// times out makes each of those facts unknown with the reason.
-void read_in_child(const FsView& proc, const FsView& sys, const Present& p,
-                   double timeout_seconds, DevicesInfo* d) {
-  IsolatedResult res = run_isolated(
-      [&]() {
-        DevicesInfo c;
-        if (p.gpus) c.gpus = read_gpus(proc);
-        if (p.rdma) c.rdma = read_rdma(sys);
-        if (p.nvswitch) c.nvswitch = read_nvswitch(proc);
-        nlohmann::json j;
-        devices_to_json(j, c);
-        return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-      },
-      timeout_seconds, 1024 * 1024);
+// What the child reads: the present directories, as the record's JSON.
+std::string read_present(const FsView& proc, const FsView& sys, const Present& p) {
+  DevicesInfo c;
+  if (p.gpus) c.gpus = read_gpus(proc);
+  if (p.rdma) c.rdma = read_rdma(sys);
+  if (p.nvswitch) c.nvswitch = read_nvswitch(proc);
+  nlohmann::json j;
+  devices_to_json(j, c);
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// The child's answer into *d; a child that failed or timed out makes each fact it was to read
+// unknown with the reason.
+void take_child_answer(const IsolatedResult& res, const Present& p, double timeout_seconds,
+                       DevicesInfo* d) {
   DevicesInfo child;
   std::string error;
   bool ok = res.status == IsolatedStatus::ok;
@@ -318,22 +319,55 @@ void read_in_child(const FsView& proc, const FsView& sys, const Present& p,
   }
 }
 
+constexpr size_t kChildAnswerBytes = 1024 * 1024;
+
+// The child has `timeout` from its start; when the rest of the probe took longer than that, an
+// answer already written is still collected (a short grace), a hung child is killed then.
+double answer_deadline(double start, double timeout) {
+  return std::max(start + timeout, monotonic_seconds() + 0.05);
+}
+
 }  // namespace
 
-DevicesInfo probe_devices(const DeviceRoots& roots, double timeout_seconds) {
-  DevicesInfo d;
-  d.status = FactStatus::ok;
+DeviceRead start_device_read(const DeviceRoots& roots) {
+  DeviceRead r;
   const FsView proc{roots.proc};
   const FsView sys{roots.sys};
+  r.facts.status = FactStatus::ok;
   Present p;
   p.gpus = is_dir(proc, kGpusDir);
   p.rdma = is_dir(sys, kRdmaDir);
   p.nvswitch = is_dir(proc, kNvSwitchDir);
-  explain_missing(proc, sys, p, &d);
-  if (p.gpus || p.rdma || p.nvswitch) read_in_child(proc, sys, p, timeout_seconds, &d);
-  d.gpudirect = read_gpudirect(sys);
-  d.interfaces = read_interfaces();
-  return d;
+  explain_missing(proc, sys, p, &r.facts);
+  r.gpus = p.gpus;
+  r.rdma = p.rdma;
+  r.nvswitch = p.nvswitch;
+  if (p.gpus || p.rdma || p.nvswitch) {
+    r.child = start_isolated([proc, sys, p]() { return read_present(proc, sys, p); });
+    r.started = true;
+  }
+  // Files that take no reference in a driver and ask no device: read here, meanwhile.
+  r.facts.gpudirect = read_gpudirect(sys);
+  r.facts.interfaces = read_interfaces();
+  return r;
+}
+
+DevicesInfo finish_device_read(DeviceRead* read, double timeout_seconds) {
+  if (read->started) {
+    read->started = false;
+    IsolatedResult res;
+    if (read->child.pid < 0) res.error = read->child.error;
+    else res = wait_isolated(&read->child, answer_deadline(read->start, timeout_seconds),
+                             kChildAnswerBytes);
+    take_child_answer(res, Present{read->gpus, read->rdma, read->nvswitch}, timeout_seconds,
+                      &read->facts);
+  }
+  return read->facts;
+}
+
+DevicesInfo probe_devices(const DeviceRoots& roots, double timeout_seconds) {
+  DeviceRead r = start_device_read(roots);
+  return finish_device_read(&r, timeout_seconds);
 }
 
 }  // namespace denpex

@@ -8,6 +8,8 @@
 
 #include <string>
 
+#include "probe/isolated_call.h"
+#include "probe/monotonic_clock.h"
 #include "probe/record.h"
 
 namespace denpex {
@@ -23,6 +25,20 @@ struct DeviceRoots {
 // guessed. Forks only when the driver's or the RDMA devices' directories exist, so a host
 // without them pays a few stat calls.
 DevicesInfo probe_devices(const DeviceRoots& roots, double timeout_seconds);
+
+// The same in two halves, so the child reads while the rest of the probe runs: start forks it
+// (when a directory is there) and reads GPUDirect and the interfaces meanwhile; finish waits for
+// the child until `timeout_seconds` after the start and kills it then. Call finish exactly once
+// for each start that forked (a DeviceRead destroyed unfinished leaves its child unreaped).
+struct DeviceRead {
+  DevicesInfo facts;
+  IsolatedChild child;
+  bool started = false;                      // a child was forked (or fork failed)
+  bool gpus = false, rdma = false, nvswitch = false;  // what the child reads
+  double start = monotonic_seconds();
+};
+DeviceRead start_device_read(const DeviceRoots& roots);
+DevicesInfo finish_device_read(DeviceRead* read, double timeout_seconds);
 
 // The record of an image (--root): devices are the nodes', so every part is not_probed.
 DevicesInfo devices_not_probed();

@@ -37,6 +37,10 @@ RankRecord probe_rank(const ProbeOptions& o) {
   };
   step("reading the loader configuration (LD_PRELOAD, /etc/ld.so.cache)");
   const bool image = !(o.root.empty() || o.root == "/");
+  // The device files are read by a child from the start, beside the rest of the probe: the
+  // fork and a driver slow to answer then cost the probe little (finished at the end).
+  DeviceRead devices;
+  if (!image) devices = start_device_read(DeviceRoots{o.proc_root, o.sys_root});
   ProbeContext ctx;
   ctx.env = o.env;
   FsView fs{image ? o.root : "/"};
@@ -124,7 +128,7 @@ RankRecord probe_rank(const ProbeOptions& o) {
     r.devices = devices_not_probed();
   } else {
     step("the devices (GPUs, RDMA devices, GPUDirect, NVSwitch)");
-    r.devices = probe_devices(DeviceRoots{o.proc_root, o.sys_root}, o.step_timeout);
+    r.devices = finish_device_read(&devices, o.step_timeout);
     r.devices.settings = check_device_settings(o.env, r.nccl_conf, r.devices);
   }
   return r;

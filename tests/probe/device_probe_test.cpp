@@ -4,6 +4,7 @@
 #include "probe/device_probe.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -266,4 +267,18 @@ TEST_CASE("probe_rank checks the settings against the host it read") {
   CHECK(r.devices.settings[0].status == SettingStatus::ports_down);
   CHECK(r.devices.settings[1].variable == "CUDA_VISIBLE_DEVICES");
   CHECK(r.devices.settings[1].status == SettingStatus::too_many);
+}
+
+TEST_CASE("started early, finished late: an answer the child wrote in time is still taken") {
+  DeviceRead read = start_device_read(roots_of("h100"));
+  CHECK(read.started);
+  ::usleep(300 * 1000);  // the rest of the probe took longer than the child's deadline
+  DevicesInfo d = finish_device_read(&read, 0.2);
+  CHECK(d.gpus.status == FactStatus::ok);
+  CHECK(d.gpus.devices.size() == 2);
+  CHECK(d.gpudirect.status == FactStatus::ok);  // read in the parent, meanwhile
+  // A host without any device directory forks nothing.
+  DeviceRead none = start_device_read(roots_of("nodriver"));
+  CHECK_FALSE(none.started);
+  CHECK(finish_device_read(&none, 1.0).rdma.status == FactStatus::absent);
 }
