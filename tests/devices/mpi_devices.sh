@@ -5,6 +5,7 @@
 # tests/fixtures/devices/h100). Two jobs, each batching its cases:
 #   uniform  four H100 hosts and one whose NVIDIA driver is not loaded: no device finding
 #   odd      three reference hosts and one odd host per case: each case's finding on its host
+# and then the probe alone (the prolog's mode) on three stand-in hosts.
 # usage: mpi_devices.sh PROBE FIXTURES SCRATCH_BASE
 PROBE=$1 FIXTURES=$2
 source "$(dirname "$0")/../integration/lib.sh"
@@ -116,4 +117,20 @@ jq_is "$OUT" '[.findings[] | select(.code=="nccl-socket-ifname-unmatched")][0].v
   "mpirun -np 1 -H node12:1 --map-by ppr:1:node -x NCCL_SOCKET_IFNAME denpex-probe"
 jq_is "$OUT" "[.findings[] | select(.code as \$c | $DEVICE_CODES | index(\$c)) | select((.verify|length) == 0)] | length" 0
 grep -q "verify: mpirun" "$SCRATCH/odd.txt" || fail "the human report prints no verify line"
+echo "== alone (the Slurm prolog's mode): a host's settings against its own devices"
+# alone HOST TREE WANT_EXIT NAME=VALUE...: the probe alone on one stand-in host.
+alone() {
+  local host=$1 tree=$2 want=$3 rc=0; shift 3
+  OUT=$SCRATCH/alone-$host.json
+  "$HOST_SH" "$host" "$T/$tree" env "$@" "$PROBE" --json "$OUT" >"$OUT.txt" 2>&1 || rc=$?
+  [ "$rc" = "$want" ] || { cat "$OUT.txt" >&2; fail "alone on $host: exit $rc, expected $want"; }
+}
+alone node13 ref 1 CUDA_VISIBLE_DEVICES=0,1,2
+jq_is "$OUT" '[.findings[] | select(.code=="cuda-visible-devices-beyond") | .hosts[0]] | join(",")' node13
+alone node10 port 0 NCCL_IB_HCA==mlx5_0:1
+jq_is "$OUT" '[.findings[] | select(.code=="nccl-ib-hca-unmatched") | .severity] | join(",")' warning
+alone node05 nodriver 0 NCCL_IB_HCA=mlx5_0 CUDA_VISIBLE_DEVICES=0 NCCL_SOCKET_IFNAME=lo
+jq_is "$OUT" "[.findings[] | select(.code as \$c | $DEVICE_CODES | index(\$c))] | length" 0
+jq_is "$OUT" '[.configurations[0].record.devices.settings[] | "\(.variable)=\(.status)"] | join(" ")' \
+  "NCCL_SOCKET_IFNAME=ok NCCL_IB_HCA=ok CUDA_VISIBLE_DEVICES=unknown"
 echo "PASS"
