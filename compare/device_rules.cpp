@@ -242,116 +242,130 @@ std::string hca_summary(const RdmaFacts& r) {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
-void gpu_rules(const std::vector<ConfigGroup>& groups, std::vector<Finding>* out) {
-  const Placement placement = placement_of(groups);
-  const std::set<std::string> short_hosts = gpu_count_short(groups, placement, out);
+// One device fact compared between hosts and with a baseline: how findings speak of it, and
+// how a record gives its value (false: unknown there, the host takes no part).
+struct DeviceFact {
+  std::string key;  // its name in a baseline: "gpu_model", "rdma_firmware:MT4129", ...
+  HostRule rule;
+  std::function<bool(const RankRecord&, std::string*)> value;
+};
 
-  if (placement.uniform) {
-    // Hosts already rejected for too few GPUs take no part: the others are compared among
-    // themselves (two short hosts against two full ones is no tie to report).
-    std::vector<ConfigGroup> unblamed;
-    for (const auto& g : groups)
-      if (!all_in(g.hosts, short_hosts)) unblamed.push_back(g);
-    run({FindingCode::gpu_count_mismatch, Severity::warning, "the GPU count", gpus_text,
-         "check the host's GPUs (nvidia-smi; dmesg for Xid 79, \"fallen off the bus\"); drain the "
-         "host or reset the GPU before the job"},
-        unblamed,
-        [](const RankRecord& r, std::string* v) {
-          if (r.devices.gpus.status != FactStatus::ok) return false;
-          *v = std::to_string(usable_gpus(r.devices.gpus));
-          return true;
-        },
-        out);
-  }
-
-  run({FindingCode::gpu_model_mismatch, Severity::warning, "the GPU model",
-       [](const std::string& v) { return "GPU model " + v; },
-       "run the job on hosts of one GPU model (a Slurm constraint or a node list): the slowest "
-       "model sets the pace of every collective"},
-      groups,
-      [](const RankRecord& r, std::string* v) {
-        if (r.devices.gpus.status != FactStatus::ok) return false;
-        std::set<std::string> models;
-        for (const auto& g : r.devices.gpus.devices)
-          if (!g.model.empty()) models.insert(g.model);
-        if (models.empty()) return false;
-        *v = fmt::format("{}", fmt::join(models, " + "));
-        return true;
-      },
-      out);
+DeviceFact gpu_count_fact() {
+  return {"gpu_count",
+          {FindingCode::gpu_count_mismatch, Severity::warning, "the GPU count", gpus_text,
+           "check the host's GPUs (nvidia-smi; dmesg for Xid 79, \"fallen off the bus\"); drain "
+           "the host or reset the GPU before the job"},
+          [](const RankRecord& r, std::string* v) {
+            if (r.devices.gpus.status != FactStatus::ok) return false;
+            *v = std::to_string(usable_gpus(r.devices.gpus));
+            return true;
+          }};
 }
 
-void kernel_module_rule(const std::vector<ConfigGroup>& groups, std::vector<Finding>* out) {
-  {
-    std::vector<Finding> found;
-    run({FindingCode::gpu_kernel_module_mismatch, Severity::warning,
-         "the NVIDIA kernel module version",
-         [](const std::string& v) { return "kernel module " + v; },
-         "install the same NVIDIA driver on every node, and reboot (or reload the nvidia modules) "
-         "after an upgrade"},
-        groups,
-        [](const RankRecord& r, std::string* v) {
-          *v = r.cuda_driver.kernel_module_version;
-          return !v->empty();
-        },
-        &found);
-    // The driver version finding already names hosts whose driver differs; said once.
-    for (auto& f : found) {
-      bool repeated = std::any_of(out->begin(), out->end(), [&](const Finding& o) {
-        return o.code == code_name(FindingCode::cuda_driver_version_mismatch) && o.hosts == f.hosts;
-      });
-      if (!repeated) out->push_back(std::move(f));
-    }
-  }
+DeviceFact gpu_model_fact() {
+  return {"gpu_model",
+          {FindingCode::gpu_model_mismatch, Severity::warning, "the GPU model",
+           [](const std::string& v) { return "GPU model " + v; },
+           "run the job on hosts of one GPU model (a Slurm constraint or a node list): the "
+           "slowest model sets the pace of every collective"},
+          [](const RankRecord& r, std::string* v) {
+            if (r.devices.gpus.status != FactStatus::ok) return false;
+            std::set<std::string> models;
+            for (const auto& g : r.devices.gpus.devices)
+              if (!g.model.empty()) models.insert(g.model);
+            if (models.empty()) return false;
+            *v = fmt::format("{}", fmt::join(models, " + "));
+            return true;
+          }};
 }
 
-// A port that is ACTIVE on the reference hosts and not on the odd ones; ports down everywhere
-// are the site's choice, not a difference.
-void rdma_port_rules(const std::vector<ConfigGroup>& groups,
-                     const std::set<std::pair<std::string, std::string>>& ports,
-                     std::vector<Finding>* out) {
-  for (const auto& [device, port] : ports) {
-    const std::string name = fmt::format("{} port {}", device, port);
-    HostRule rule{FindingCode::rdma_port_down, Severity::warning, "the port state",
-                  [name](const std::string& v) { return fmt::format("{} {}", name, v); },
-                  fmt::format("bring {} up (ibstat; check its cable and switch port), or leave "
-                              "the device out on every host with NCCL_IB_HCA",
-                              name)};
-    rule.report = [](const std::string& ref, const std::string& v) {
-      return ref == "ACTIVE" && v != "ACTIVE";
-    };
-    run(rule, groups,
-        [&device = device, &port = port](const RankRecord& r, std::string* v) {
-          if (r.devices.rdma.status != FactStatus::ok) return false;
-          for (const auto& d : r.devices.rdma.devices) {
-            if (d.name != device) continue;
-            for (const auto& p : d.ports) {
-              if (p.port != port || p.state.empty()) continue;
-              *v = p.state;
-              return true;
-            }
-          }
-          return false;
-        },
-        out);
-  }
+DeviceFact hca_fact() {
+  return {"rdma_hcas",
+          {FindingCode::rdma_hca_mismatch, Severity::warning, "the RDMA devices",
+           [](const std::string& v) { return v; },
+           "check the host's RDMA devices (ibv_devinfo, ibstat): a missing one is often a driver "
+           "not loaded (mlx5_ib) or a card that is down"},
+          [](const RankRecord& r, std::string* v) {
+            if (!rdma_known(r.devices)) return false;
+            *v = hca_summary(r.devices.rdma);
+            return true;
+          }};
 }
 
-void rdma_rules(const std::vector<ConfigGroup>& groups, std::vector<Finding>* out) {
+// Firmware is compared between devices of one model: another model has other firmware.
+DeviceFact firmware_fact(const std::string& model) {
+  return {"rdma_firmware:" + model,
+          {FindingCode::rdma_firmware_mismatch, Severity::warning, "the RDMA firmware",
+           [model](const std::string& v) { return fmt::format("{} firmware {}", model, v); },
+           fmt::format("update every {} to one firmware version (mlxfwmanager, or the vendor's "
+                       "tool), then reset the device or reboot",
+                       model)},
+          [model](const RankRecord& r, std::string* v) {
+            if (r.devices.rdma.status != FactStatus::ok) return false;
+            std::set<std::string> fws;
+            for (const auto& d : r.devices.rdma.devices)
+              if (d.hca_type == model && !d.fw_ver.empty()) fws.insert(d.fw_ver);
+            if (fws.empty()) return false;
+            *v = fmt::format("{}", fmt::join(fws, ", "));
+            return true;
+          }};
+}
 
-  run({FindingCode::rdma_hca_mismatch, Severity::warning, "the RDMA devices",
-       [](const std::string& v) { return v; },
-       "check the host's RDMA devices (ibv_devinfo, ibstat): a missing one is often a driver not "
-       "loaded (mlx5_ib) or a card that is down"},
-      groups,
-      [](const RankRecord& r, std::string* v) {
-        if (!rdma_known(r.devices)) return false;
-        *v = hca_summary(r.devices.rdma);
-        return true;
-      },
-      out);
+// A port that is ACTIVE on the reference and not on the odd hosts; ports down everywhere are
+// the site's choice, not a difference.
+DeviceFact port_fact(const std::string& device, const std::string& port) {
+  const std::string name = fmt::format("{} port {}", device, port);
+  DeviceFact f{"rdma_port:" + device + ":" + port,
+               {FindingCode::rdma_port_down, Severity::warning, "the port state",
+                [name](const std::string& v) { return fmt::format("{} {}", name, v); },
+                fmt::format("bring {} up (ibstat; check its cable and switch port), or leave the "
+                            "device out on every host with NCCL_IB_HCA",
+                            name)},
+               [device, port](const RankRecord& r, std::string* v) {
+                 if (r.devices.rdma.status != FactStatus::ok) return false;
+                 for (const auto& d : r.devices.rdma.devices) {
+                   if (d.name != device) continue;
+                   for (const auto& p : d.ports) {
+                     if (p.port != port || p.state.empty()) continue;
+                     *v = p.state;
+                     return true;
+                   }
+                 }
+                 return false;
+               }};
+  f.rule.report = [](const std::string& ref, const std::string& v) {
+    return ref == "ACTIVE" && v != "ACTIVE";
+  };
+  return f;
+}
 
-  // Firmware is compared between devices of one model: another model has other firmware.
+DeviceFact gpudirect_fact() {
+  return {"gpudirect",
+          {FindingCode::gpudirect_mismatch, Severity::warning, "GPUDirect RDMA",
+           [](const std::string& v) {
+             return v == "loaded" ? std::string("a peer-memory module loaded (GPUDirect RDMA)")
+                                  : std::string("no peer-memory module loaded (nvidia_peermem, "
+                                                "nv_peer_mem): no GPUDirect RDMA");
+           },
+           "load nvidia_peermem on every host with RDMA devices (modprobe nvidia_peermem, and make "
+           "it load at boot), or on none"},
+          [](const RankRecord& r, std::string* v) {
+            const auto& g = r.devices.gpudirect;
+            if (g.status != FactStatus::ok && g.status != FactStatus::absent) return false;
+            if (r.devices.rdma.status != FactStatus::ok || r.devices.rdma.devices.empty())
+              return false;
+            // GPUDirect RDMA moves GPU memory: a host whose GPUs are unknown (no driver seen)
+            // cannot be said to lack it.
+            if (r.devices.gpus.status != FactStatus::ok) return false;
+            *v = g.status == FactStatus::ok ? "loaded" : "not loaded";
+            return true;
+          }};
+}
+
+// The facts every host is compared on, but the GPU count (which depends on the placement):
+// model, RDMA devices, one firmware per model and one state per port seen, GPUDirect.
+std::vector<DeviceFact> compared_facts(const std::vector<ConfigGroup>& groups) {
+  std::vector<DeviceFact> facts = {gpu_model_fact(), hca_fact()};
   std::set<std::string> models;
   std::set<std::pair<std::string, std::string>> ports;
   for (const auto& g : groups) {
@@ -361,49 +375,86 @@ void rdma_rules(const std::vector<ConfigGroup>& groups, std::vector<Finding>* ou
       for (const auto& p : d.ports) ports.insert({d.name, p.port});
     }
   }
-  for (const auto& model : models) {
-    run({FindingCode::rdma_firmware_mismatch, Severity::warning, "the RDMA firmware",
-         [model](const std::string& v) { return fmt::format("{} firmware {}", model, v); },
-         fmt::format("update every {} to one firmware version (mlxfwmanager, or the vendor's "
-                     "tool), then reset the device or reboot",
-                     model)},
-        groups,
-        [&model](const RankRecord& r, std::string* v) {
-          if (r.devices.rdma.status != FactStatus::ok) return false;
-          std::set<std::string> fws;
-          for (const auto& d : r.devices.rdma.devices)
-            if (d.hca_type == model && !d.fw_ver.empty()) fws.insert(d.fw_ver);
-          if (fws.empty()) return false;
-          *v = fmt::format("{}", fmt::join(fws, ", "));
-          return true;
-        },
-        out);
-  }
-
-  rdma_port_rules(groups, ports, out);
+  for (const auto& m : models) facts.push_back(firmware_fact(m));
+  for (const auto& [device, port] : ports) facts.push_back(port_fact(device, port));
+  facts.push_back(gpudirect_fact());
+  return facts;
 }
 
-void gpudirect_rule(const std::vector<ConfigGroup>& groups, std::vector<Finding>* out) {
-  run({FindingCode::gpudirect_mismatch, Severity::warning, "GPUDirect RDMA",
-       [](const std::string& v) {
-         return v == "loaded" ? std::string("a peer-memory module loaded (GPUDirect RDMA)")
-                              : std::string("no peer-memory module loaded (nvidia_peermem, "
-                                            "nv_peer_mem): no GPUDirect RDMA");
-       },
-       "load nvidia_peermem on every host with RDMA devices (modprobe nvidia_peermem, and make it "
-       "load at boot), or on none"},
+// The fact a baseline key names; false for a key this version does not know (ignored, as the
+// baseline's unknown keys are).
+bool fact_for_key(const std::string& key, DeviceFact* out) {
+  if (key == "gpu_count") *out = gpu_count_fact();
+  else if (key == "gpu_model") *out = gpu_model_fact();
+  else if (key == "rdma_hcas") *out = hca_fact();
+  else if (key == "gpudirect") *out = gpudirect_fact();
+  else if (key.rfind("rdma_firmware:", 0) == 0) *out = firmware_fact(key.substr(14));
+  else if (key.rfind("rdma_port:", 0) == 0 && key.rfind(':') > 10)
+    *out = port_fact(key.substr(10, key.rfind(':') - 10), key.substr(key.rfind(':') + 1));
+  else return false;
+  return true;
+}
+
+void gpu_count_rules(const std::vector<ConfigGroup>& groups, std::vector<Finding>* out) {
+  const Placement placement = placement_of(groups);
+  const std::set<std::string> short_hosts = gpu_count_short(groups, placement, out);
+  if (!placement.uniform) return;
+  // Hosts already rejected for too few GPUs take no part: the others are compared among
+  // themselves (two short hosts against two full ones is no tie to report).
+  std::vector<ConfigGroup> unblamed;
+  for (const auto& g : groups)
+    if (!all_in(g.hosts, short_hosts)) unblamed.push_back(g);
+  const DeviceFact count = gpu_count_fact();
+  run(count.rule, unblamed, count.value, out);
+}
+
+void kernel_module_rule(const std::vector<ConfigGroup>& groups, std::vector<Finding>* out) {
+  std::vector<Finding> found;
+  run({FindingCode::gpu_kernel_module_mismatch, Severity::warning,
+       "the NVIDIA kernel module version",
+       [](const std::string& v) { return "kernel module " + v; },
+       "install the same NVIDIA driver on every node, and reboot (or reload the nvidia modules) "
+       "after an upgrade"},
       groups,
       [](const RankRecord& r, std::string* v) {
-        const auto& g = r.devices.gpudirect;
-        if (g.status != FactStatus::ok && g.status != FactStatus::absent) return false;
-        if (r.devices.rdma.status != FactStatus::ok || r.devices.rdma.devices.empty()) return false;
-        // GPUDirect RDMA moves GPU memory: a host whose GPUs are unknown (no driver seen)
-        // cannot be said to lack it.
-        if (r.devices.gpus.status != FactStatus::ok) return false;
-        *v = g.status == FactStatus::ok ? "loaded" : "not loaded";
-        return true;
+        *v = r.cuda_driver.kernel_module_version;
+        return !v->empty();
       },
-      out);
+      &found);
+  // The driver version finding already names hosts whose driver differs; said once.
+  for (auto& f : found) {
+    bool repeated = std::any_of(out->begin(), out->end(), [&](const Finding& o) {
+      return o.code == code_name(FindingCode::cuda_driver_version_mismatch) && o.hosts == f.hosts;
+    });
+    if (!repeated) out->push_back(std::move(f));
+  }
+}
+
+// Every group whose value differs from the one `baseline` pins for a fact.
+void baseline_rules(const std::vector<ConfigGroup>& groups, const Baseline& baseline,
+                    std::vector<Finding>* out) {
+  const std::string source = baseline.source.empty() ? "the baseline" : "baseline " + baseline.source;
+  for (const auto& [key, pinned] : baseline.devices) {
+    DeviceFact fact;
+    if (!fact_for_key(key, &fact)) continue;
+    for (const auto& g : groups) {
+      std::string v;
+      if (!fact.value(g.record, &v) || v == pinned) continue;
+      if (fact.rule.report && !fact.rule.report(pinned, v)) continue;
+      Finding f;
+      f.code = code_name(fact.rule.code);
+      f.severity = fact.rule.severity;
+      f.ranks = g.ranks;
+      f.hosts = g.hosts;
+      f.expected = fact.rule.describe(pinned);
+      f.found = fact.rule.describe(v);
+      f.fix = fact.rule.fix;
+      f.verify = device_verify(g.hosts, 1);
+      f.message = fmt::format("{} {} {}, where {} pins {}", hosts_text(g.hosts), has(g.hosts),
+                              f.found, source, f.expected);
+      out->push_back(std::move(f));
+    }
+  }
 }
 
 }  // namespace
@@ -433,11 +484,23 @@ ShellCommand device_verify(std::vector<std::string> hosts, std::size_t per_host,
   return command_or(std::move(argv), prose);
 }
 
-void device_rules(const std::vector<ConfigGroup>& groups, std::vector<Finding>* out) {
-  gpu_rules(groups, out);
+void device_rules(const std::vector<ConfigGroup>& groups, const Baseline* baseline,
+                  std::vector<Finding>* out) {
+  gpu_count_rules(groups, out);
   kernel_module_rule(groups, out);
-  rdma_rules(groups, out);
-  gpudirect_rule(groups, out);
+  for (const DeviceFact& f : compared_facts(groups)) run(f.rule, groups, f.value, out);
+  if (baseline) baseline_rules(groups, *baseline, out);
+}
+
+std::map<std::string, std::string> device_pins(const ConfigGroup& group) {
+  std::map<std::string, std::string> pins;
+  std::vector<DeviceFact> facts = compared_facts({group});
+  facts.push_back(gpu_count_fact());
+  for (const DeviceFact& f : facts) {
+    std::string v;
+    if (f.value(group.record, &v)) pins[f.key] = v;
+  }
+  return pins;
 }
 
 }  // namespace denpex

@@ -7,7 +7,11 @@
 // no part, so it never causes a finding; a uniform cluster gives none.
 #pragma once
 
+#include <map>
+#include <string>
 #include <vector>
+
+#include "compare/baseline.h"
 
 #include "compare/finding.h"
 #include "compare/group.h"
@@ -15,10 +19,18 @@
 
 namespace denpex {
 
-// Appends the device findings for `groups` (normalized, no empty groups) to `out`. `out` may
-// already hold the other rules' findings: a kernel module finding that repeats a
-// cuda-driver-version-mismatch on the same hosts is not added. Never fails.
-void device_rules(const std::vector<ConfigGroup>& groups, std::vector<Finding>* out);
+// Appends the device findings for `groups` (normalized, no empty groups) to `out`, and with a
+// baseline those of every group whose fact differs from the one it pins (Baseline::devices; a
+// host alone in the Slurm prolog is judged this way). `out` may already hold the other rules'
+// findings: a kernel module finding that repeats a cuda-driver-version-mismatch on the same
+// hosts is not added. Never fails.
+void device_rules(const std::vector<ConfigGroup>& groups, const Baseline* baseline,
+                  std::vector<Finding>* out);
+
+// The device facts of `group`'s record as a baseline pins them (key -> value: "gpu_count",
+// "gpu_model", "rdma_hcas", "rdma_firmware:<model>", "rdma_port:<device>:<port>",
+// "gpudirect"); facts that are unknown there are left out, so never pinned.
+std::map<std::string, std::string> device_pins(const ConfigGroup& group);
 
 // The verify line of a device finding: the gate again on `hosts` (at most 16 named, images
 // left out), `per_host` ranks on each, with `exported` variables passed on as the caller has

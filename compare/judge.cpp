@@ -901,7 +901,7 @@ std::vector<Finding> judge(const std::vector<ConfigGroup>& all_groups,
     driver_version_rules(groups, baseline, &findings);
     net_plugin_rule(groups, baseline, &findings);
     env_rules(groups, baseline, &findings);
-    device_rules(groups, &findings);
+    device_rules(groups, baseline, &findings);
     device_setting_rules(groups, &findings);
     drop_duplicates(&findings);
   } catch (const std::exception& e) {

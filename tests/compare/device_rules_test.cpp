@@ -3,7 +3,9 @@
 #include "compare/device_rules.h"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
+#include "compare/baseline.h"
 #include "compare/judge.h"
 #include "test_records.h"
 
@@ -57,7 +59,7 @@ std::vector<RankRecord> cluster(int hosts, int per_host, Devices devices) {
 std::vector<Finding> device_findings(const std::vector<RankRecord>& records) {
   std::vector<Finding> out;
   auto groups = group_records(records);
-  device_rules(groups, &out);
+  device_rules(groups, nullptr, &out);
   return out;
 }
 
@@ -279,4 +281,50 @@ TEST_CASE("a host name no quoting makes safe gives prose, never a command") {
     if (r.host.rfind("node2", 0) == 0) r.host = "node 2";
   Finding g = only(device_findings(records), "gpu-model-mismatch");
   CHECK(g.verify.text == "mpirun -np 2 -H 'node 2:1,node1:1' --map-by ppr:1:node denpex-probe");
+}
+
+TEST_CASE("a baseline pins a good host's device facts; one host alone is judged against it") {
+  auto good = cluster(1, 1, h100_host);
+  Baseline b = baseline_from_group(group_records(good)[0]);
+  CHECK(b.devices.at("gpu_count") == "8");
+  CHECK(b.devices.at("gpu_model") == "NVIDIA H100 80GB HBM3");
+  CHECK(b.devices.at("rdma_hcas") == "2 x MT4129");
+  CHECK(b.devices.at("rdma_firmware:MT4129") == "28.41.1000");
+  CHECK(b.devices.at("rdma_port:mlx5_1:1") == "ACTIVE");
+  CHECK(b.devices.at("gpudirect") == "loaded");
+  b.source = "/etc/denpex/baseline.json";
+
+  // The prolog: one host, alone, against the baseline.
+  auto odd = cluster(1, 1, [](int h) {
+    DevicesInfo d = h100_host(h);
+    d.gpus.devices.resize(7);
+    d.rdma.devices[1].ports[0].state = "DOWN";
+    d.gpudirect = GpuDirectFacts{};
+    d.gpudirect.status = FactStatus::absent;
+    return d;
+  });
+  std::vector<Finding> out;
+  device_rules(group_records(odd), &b, &out);
+  // In the order of the pinned keys.
+  CHECK(codes(out) == std::vector<std::string>{"gpu-count-mismatch", "gpudirect-mismatch",
+                                               "rdma-port-down"});
+  CHECK(out[0].message ==
+        "node1 has 7 usable GPUs, where baseline /etc/denpex/baseline.json pins 8 usable GPUs");
+  // A host whose facts are unknown is not judged against the pins.
+  auto unknown = cluster(1, 1, [](int) { return DevicesInfo{}; });
+  out.clear();
+  device_rules(group_records(unknown), &b, &out);
+  CHECK(out.empty());
+
+  // Written and read back; a key of a later version is ignored, a wrong type refused.
+  nlohmann::json j = nlohmann::json::parse(R"({"schema": "denpex.baseline.v1",
+      "devices": {"gpu_count": "8", "nvlink:future": "x"}})");
+  BaselineLoad load = parse_baseline(j.dump(), "b.json");
+  REQUIRE(load.status == BaselineStatus::ok);
+  CHECK(load.baseline.devices.size() == 2);
+  out.clear();
+  device_rules(group_records(good), &load.baseline, &out);
+  CHECK(out.empty());
+  j["devices"]["gpu_count"] = 8;
+  CHECK(parse_baseline(j.dump(), "b.json").status == BaselineStatus::malformed);
 }

@@ -45,7 +45,7 @@ ctx() {
   [ ${#CTX[@]} = 0 ] || CTX+=(:)
   CTX+=(-np 1)
   for kv in "$@"; do CTX+=(-x "$kv"); done
-  CTX+=("$HOST_SH" "$host" "$T/$tree" "$PROBE" --json "$OUT")
+  CTX+=("$HOST_SH" "$host" "$T/$tree" "$PROBE" --json "$OUT" "${EXTRA[@]}")
 }
 run_job() {
   local name=$1 want=$2 rc=0 start
@@ -58,7 +58,7 @@ DEVICE_CODES='["gpu-count-short","gpu-count-mismatch","gpu-model-mismatch","gpu-
 COMMON=(NCCL_IB_HCA=mlx5_0 NCCL_SOCKET_IFNAME=lo CUDA_VISIBLE_DEVICES=0,1)
 
 echo "== uniform: four H100 hosts and one without the NVIDIA driver: no device finding, pass"
-OUT=$SCRATCH/uniform.json CTX=()
+OUT=$SCRATCH/uniform.json CTX=() EXTRA=(--write-baseline "$SCRATCH/baseline.json")
 for h in 1 2 3 4; do ctx "node0$h" ref "${COMMON[@]}"; done
 ctx node05 nodriver "${COMMON[@]}"
 run_job uniform 0
@@ -74,7 +74,7 @@ jq -e '[.configurations[] | select(.hosts|index("node05"))][0].record.devices.gp
 jq_is "$OUT" '[.configurations[] | select(.hosts | index("node01"))][0].hosts | join(",")' "node01,node02,node03,node04"
 
 echo "== odd hosts: each case's finding names its host and the hosts it differs from"
-OUT=$SCRATCH/odd.json CTX=()
+OUT=$SCRATCH/odd.json CTX=() EXTRA=()
 ctx node01 ref "${COMMON[@]}"
 ctx node02 ref "${COMMON[@]}"
 ctx node03 ref "${COMMON[@]}"
@@ -118,11 +118,16 @@ jq_is "$OUT" '[.findings[] | select(.code=="nccl-socket-ifname-unmatched")][0].v
 jq_is "$OUT" "[.findings[] | select(.code as \$c | $DEVICE_CODES | index(\$c)) | select((.verify|length) == 0)] | length" 0
 grep -q "verify: mpirun" "$SCRATCH/odd.txt" || fail "the human report prints no verify line"
 echo "== alone (the Slurm prolog's mode): a host's settings against its own devices"
-# alone HOST TREE WANT_EXIT NAME=VALUE...: the probe alone on one stand-in host.
+# alone HOST TREE WANT_EXIT [NAME=VALUE...] ["$PROBE" OPTIONS...]: the probe alone on one
+# stand-in host.
 alone() {
   local host=$1 tree=$2 want=$3 rc=0; shift 3
   OUT=$SCRATCH/alone-$host.json
-  "$HOST_SH" "$host" "$T/$tree" env "$@" "$PROBE" --json "$OUT" >"$OUT.txt" 2>&1 || rc=$?
+  # NAME=VALUE words, then optionally "$PROBE" and its options.
+  local envs=() args=()
+  while [ $# -gt 0 ] && [ "$1" != "$PROBE" ]; do envs+=("$1"); shift; done
+  [ $# = 0 ] || { shift; args=("$@"); }
+  "$HOST_SH" "$host" "$T/$tree" env "${envs[@]}" "$PROBE" --json "$OUT" "${args[@]}" >"$OUT.txt" 2>&1 || rc=$?
   [ "$rc" = "$want" ] || { cat "$OUT.txt" >&2; fail "alone on $host: exit $rc, expected $want"; }
 }
 alone node13 ref 1 CUDA_VISIBLE_DEVICES=0,1,2
@@ -133,4 +138,14 @@ alone node05 nodriver 0 NCCL_IB_HCA=mlx5_0 CUDA_VISIBLE_DEVICES=0 NCCL_SOCKET_IF
 jq_is "$OUT" "[.findings[] | select(.code as \$c | $DEVICE_CODES | index(\$c))] | length" 0
 jq_is "$OUT" '[.configurations[0].record.devices.settings[] | "\(.variable)=\(.status)"] | join(" ")' \
   "NCCL_SOCKET_IFNAME=ok NCCL_IB_HCA=ok CUDA_VISIBLE_DEVICES=unknown"
+echo "== alone against the baseline the uniform job wrote (the prolog with --baseline)"
+jq_is "$SCRATCH/baseline.json" '.devices | "\(.gpu_count) \(.gpu_model) \(.rdma_hcas) \(.gpudirect)"' \
+  "2 NVIDIA H100 80GB HBM3 2 x MT4129 loaded"
+alone node06 model 0 "${COMMON[@]}" "$PROBE" --baseline "$SCRATCH/baseline.json"
+jq_is "$OUT" '[.findings[] | select(.code=="gpu-model-mismatch") | "\(.severity) \(.message)"] | join(";")' \
+  "warning node06 has GPU model NVIDIA A100-SXM4-80GB, where baseline $SCRATCH/baseline.json pins GPU model NVIDIA H100 80GB HBM3"
+alone node11 peermem 1 "${COMMON[@]}" "$PROBE" --baseline "$SCRATCH/baseline.json" --strict
+jq_is "$OUT" '[.findings[] | select(.code=="gpudirect-mismatch") | .hosts[0]] | join(",")' node11
+alone node01 ref 0 "${COMMON[@]}" "$PROBE" --baseline "$SCRATCH/baseline.json"
+jq_is "$OUT" "[.findings[] | select(.code as \$c | $DEVICE_CODES | index(\$c))] | length" 0
 echo "PASS"
