@@ -124,13 +124,15 @@ RankRecord probe_rank(const ProbeOptions& o) {
   r.nccl_env = nccl_env_settings(ctx);
   r.nccl_conf = nccl_conf_settings(ctx);
   // An image's devices are the nodes' it will run on: they are read there, not here.
+  // An image's settings that name devices (its ENV, its nccl.conf) are kept, unknown: they are
+  // checked on each node, against that node's devices.
   if (image) {
     r.devices = devices_not_probed();
   } else {
     step("the devices (GPUs, RDMA devices, GPUDirect, NVSwitch)");
     r.devices = finish_device_read(&devices, o.step_timeout);
-    r.devices.settings = check_device_settings(o.env, r.nccl_conf, r.devices);
   }
+  r.devices.settings = check_device_settings(o.env, r.nccl_conf, r.devices);
   return r;
 }
 

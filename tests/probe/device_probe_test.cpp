@@ -156,6 +156,14 @@ TEST_CASE("probe_rank reads the devices from ProbeOptions' roots, and not under 
   CHECK(image.devices.status == FactStatus::not_probed);
   CHECK(image.devices.gpus.status == FactStatus::not_probed);
   CHECK(image.devices.why == "devices are checked on the nodes, not in an image");
+
+  // A setting an image bakes in is kept, not judged here.
+  o.env["NCCL_SOCKET_IFNAME"] = "eth0";
+  RankRecord baked = probe_rank(o);
+  REQUIRE(baked.devices.settings.size() == 1);
+  CHECK(baked.devices.settings[0].value == "eth0");
+  CHECK(baked.devices.settings[0].status == SettingStatus::unknown);
+  CHECK(baked.devices.settings[0].detail.find("checked on the nodes") != std::string::npos);
 }
 
 TEST_CASE("device identities stay in the record and out of the configuration") {
