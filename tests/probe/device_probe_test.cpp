@@ -2,6 +2,7 @@
 // (tests/fixtures/devices/README.md names the source of each), and their place in the record:
 // identities out of the configuration, old records accepted, wrong types refused.
 #include "probe/device_probe.h"
+#include "probe/device_settings.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -289,4 +290,33 @@ TEST_CASE("started early, finished late: an answer the child wrote in time is st
   DeviceRead none = start_device_read(roots_of("nodriver"));
   CHECK_FALSE(none.started);
   CHECK(finish_device_read(&none, 1.0).rdma.status == FactStatus::absent);
+}
+
+TEST_CASE("a RoCE bond and the gpu-operator paste's lines: values as sysfs and the driver give them") {
+  Scratch s;
+  // NVIDIA/gpu-operator issue #1278 (a real excerpt): GPU Firmware N/A, Device Minor 4.
+  s.write("proc/driver/nvidia/gpus/0000:03:00.0/information",
+          "Model: \t\t NVIDIA A100-SXM4-80GB\nBus Location:    0000:03:00.0\nDevice Minor:    4\n"
+          "GPU Firmware:    N/A\nGPU Excluded:    No\n");
+  // leptonai/gpud's H100 snapshot (sys-class-infiniband-h100.0): a RoCE bond.
+  const std::string bond = "sys/class/infiniband/mlx5_bond_0/";
+  s.write(bond + "hca_type", "MT41692\n");
+  s.write(bond + "fw_ver", "32.41.1000\n");
+  s.write(bond + "ports/1/state", "4: ACTIVE\n");
+  s.write(bond + "ports/1/phys_state", "5: LinkUp\n");
+  s.write(bond + "ports/1/link_layer", "Ethernet\n");
+  s.write(bond + "ports/1/rate", "200 Gb/sec (2X NDR)\n");
+  s.write("sys/module/nv_peer_mem/.keep", "");
+  DevicesInfo d = probe_devices({s.path("proc"), s.path("sys")}, 5.0);
+  REQUIRE(d.gpus.devices.size() == 1);
+  CHECK(d.gpus.devices[0].model == "NVIDIA A100-SXM4-80GB");
+  CHECK(d.gpus.devices[0].excluded == "no");
+  REQUIRE(d.rdma.devices.size() == 1);
+  CHECK(d.rdma.devices[0].name == "mlx5_bond_0");
+  CHECK(d.rdma.devices[0].board_id.empty());  // no board_id file: empty, not guessed
+  CHECK(d.rdma.devices[0].ports[0].link_layer == "Ethernet");
+  CHECK(d.rdma.devices[0].ports[0].rate == "200 Gb/sec (2X NDR)");
+  CHECK(d.gpudirect.module == "nv_peer_mem");  // Mellanox's older module counts too
+  CHECK(d.nvswitch.status == FactStatus::absent);
+  CHECK(check_ib_hca("mlx5_bond", d.rdma).status == SettingStatus::ok);
 }
