@@ -83,9 +83,17 @@ std::string configuration_line(const ConfigGroup& g) {
   std::string arch;
   if (r.mode == "static")
     arch = r.arch.empty() ? "architecture unknown (" + r.arch_source + "); " : r.arch + " image; ";
-  return fmt::format("{}, {}: {}\n      {}{}; {}; {}",
+  // An image's settings that name devices are said here: they can only be checked on the nodes.
+  std::string baked;
+  if (r.mode == "static" && !r.devices.settings.empty()) {
+    std::vector<std::string> set;
+    for (const auto& c : r.devices.settings) set.push_back(c.variable + "=" + c.value);
+    baked = fmt::format("; sets {} (checked against each node's devices when the gate runs there)",
+                        fmt::join(set, ", "));
+  }
+  return fmt::format("{}, {}: {}\n      {}{}; {}; {}{}",
                      plural(g.ranks.size(), "rank", "ranks"), plural(g.hosts.size(), "host", "hosts"),
-                     rank_phrase(g.ranks, g.hosts), arch, nccl, torch, driver);
+                     rank_phrase(g.ranks, g.hosts), arch, nccl, torch, driver, baked);
 }
 
 // "unlike [2]: NCCL_PROTO unset": what configuration i has that another lacks, so that two

@@ -5,7 +5,8 @@
 # tests/fixtures/devices/h100). Two jobs, each batching its cases:
 #   uniform  four H100 hosts and one whose NVIDIA driver is not loaded: no device finding
 #   odd      three reference hosts and one odd host per case: each case's finding on its host
-# and then the probe alone (the prolog's mode) on three stand-in hosts.
+# then the probe alone (the prolog's mode) on stand-in hosts, with and without a baseline, and
+# an image under --root (its device settings kept, checked on the nodes).
 # usage: mpi_devices.sh PROBE FIXTURES SCRATCH_BASE
 PROBE=$1 FIXTURES=$2
 source "$(dirname "$0")/../integration/lib.sh"
@@ -148,4 +149,16 @@ alone node11 peermem 1 "${COMMON[@]}" "$PROBE" --baseline "$SCRATCH/baseline.jso
 jq_is "$OUT" '[.findings[] | select(.code=="gpudirect-mismatch") | .hosts[0]] | join(",")' node11
 alone node01 ref 0 "${COMMON[@]}" "$PROBE" --baseline "$SCRATCH/baseline.json"
 jq_is "$OUT" "[.findings[] | select(.code as \$c | $DEVICE_CODES | index(\$c))] | length" 0
+echo "== an image (--root): its device settings are kept and said, devices checked on the nodes"
+mkdir -p "$SCRATCH/image/etc"
+echo "ID=debian" >"$SCRATCH/image/etc/os-release"
+echo '["NCCL_SOCKET_IFNAME=eth0", "NCCL_IB_HCA=mlx5_0"]' >"$SCRATCH/image-env.json"
+rc=0
+"$PROBE" --root "$SCRATCH/image" --image-env "$SCRATCH/image-env.json" --json "$SCRATCH/image.json" \
+  >"$SCRATCH/image.txt" 2>&1 || rc=$?
+[ "$rc" = 0 ] || [ "$rc" = 1 ] || { cat "$SCRATCH/image.txt" >&2; fail "--root exit $rc"; }
+jq_is "$SCRATCH/image.json" '.configurations[0].record.devices | "\(.status) \([.settings[] | "\(.variable)=\(.value):\(.status)"] | join(" "))"' \
+  "not-probed NCCL_SOCKET_IFNAME=eth0:unknown NCCL_IB_HCA=mlx5_0:unknown"
+grep -q "sets NCCL_SOCKET_IFNAME=eth0, NCCL_IB_HCA=mlx5_0 (checked against each node's devices" "$SCRATCH/image.txt" ||
+  fail "the image's settings are not said: $(cat "$SCRATCH/image.txt")"
 echo "PASS"
