@@ -44,6 +44,11 @@ bool usable_interface(const NetInterface& i, const std::string& family) {
   });
 }
 
+std::string lower_ascii(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
 bool digits(const std::string& s) {
   return !s.empty() && s.size() < 10 &&
          std::all_of(s.begin(), s.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); });
@@ -188,7 +193,12 @@ std::vector<DeviceSettingCheck> check_device_settings(
     out.push_back(check_socket_ifname(value, family, devices.interfaces));
     out.back().source = source;
   }
-  if (setting("NCCL_IB_HCA", &value, &source)) {
+  // With the IB transport off, NCCL_IB_HCA names nothing NCCL will look for.
+  std::string ib_disable, net;
+  const bool ib_off = (setting("NCCL_IB_DISABLE", &ib_disable, &ignored) && !ib_disable.empty() &&
+                       ib_disable != "0") ||
+                      (setting("NCCL_NET", &net, &ignored) && lower_ascii(net) == "socket");
+  if (!ib_off && setting("NCCL_IB_HCA", &value, &source)) {
     out.push_back(check_ib_hca(value, devices.rdma));
     out.back().source = source;
   }

@@ -14,7 +14,8 @@
 
 namespace denpex {
 
-// One check per setting that is in force (unset ones give none). A check whose facts are not
+// One check per setting that is in force (unset ones give none; NCCL_IB_HCA is not in force with
+// NCCL_IB_DISABLE set and not 0, or NCCL_NET=Socket). A check whose facts are not
 // ok is status unknown with why; nothing is guessed. Never throws.
 std::vector<DeviceSettingCheck> check_device_settings(
     const std::map<std::string, std::string>& env,

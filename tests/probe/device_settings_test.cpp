@@ -123,4 +123,8 @@ TEST_CASE("the environment wins over nccl.conf; unset settings give no check") {
   CHECK(checks[1].source == "nccl.conf");
   CHECK(checks[1].status == SettingStatus::ports_down);
   CHECK(check_device_settings({}, {}, d).empty());
+  // The IB transport off: NCCL_IB_HCA is not looked at.
+  CHECK(check_device_settings({{"NCCL_IB_HCA", "mlx5_1"}, {"NCCL_IB_DISABLE", "1"}}, {}, d).empty());
+  CHECK(check_device_settings({{"NCCL_IB_HCA", "mlx5_1"}, {"NCCL_NET", "socket"}}, {}, d).empty());
+  CHECK(check_device_settings({{"NCCL_IB_HCA", "mlx5_1"}, {"NCCL_NET", "IB"}}, {}, d).size() == 1);
 }
