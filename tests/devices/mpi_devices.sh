@@ -14,7 +14,7 @@ HOST_SH=$(cd "$(dirname "$0")" && pwd)/device_host.sh
 new_scratch "$3"
 [ "$(id -u)" = 0 ] || skip "needs root (mount namespaces with tmpfs over /proc/driver, /sys)"
 command -v mpirun >/dev/null || skip "mpirun not installed"
-unshare -m --uts true 2>/dev/null || skip "unshare -m --uts not permitted here"
+unshare -m --uts --propagation unchanged true 2>/dev/null || skip "unshare -m --uts not permitted here"
 T=$SCRATCH/hosts
 
 # tree NAME: a copy of the H100 host, links resolved (a tmpfs /sys/class has no /sys/devices
