@@ -362,10 +362,87 @@ DeviceFact gpudirect_fact() {
           }};
 }
 
+// NVML's GPUs of a host that answered (lost ones left out); false when NVML was not read.
+bool nvml_gpus(const RankRecord& r, std::vector<const NvmlGpu*>* out) {
+  if (r.devices.nvml.status != FactStatus::ok) return false;
+  for (const auto& g : r.devices.nvml.gpus)
+    if (!g.lost) out->push_back(&g);
+  return !out->empty();
+}
+
+// MIG on some hosts only: CUDA there sees MIG instances (or, without instances, no device) and
+// NCCL cannot use them as it uses the others' GPUs.
+DeviceFact mig_fact() {
+  return {"gpu_mig",
+          {FindingCode::gpu_mig_mismatch, Severity::error, "MIG mode",
+           [](const std::string& v) { return "MIG " + v; },
+           "disable MIG on every GPU of the job's hosts (nvidia-smi -mig 0, then a GPU reset), or "
+           "run the job on hosts that agree"},
+          [](const RankRecord& r, std::string* v) {
+            std::vector<const NvmlGpu*> gpus;
+            if (!nvml_gpus(r, &gpus)) return false;
+            const bool on = std::any_of(gpus.begin(), gpus.end(),
+                                        [](const NvmlGpu* g) { return g->mig == "enabled"; });
+            *v = on ? "enabled" : "disabled";
+            return true;
+          }};
+}
+
+DeviceFact compute_mode_fact() {
+  return {"gpu_compute_mode",
+          {FindingCode::gpu_compute_mode_mismatch, Severity::warning, "the compute mode",
+           [](const std::string& v) { return "compute mode " + v; },
+           "set one compute mode on every GPU (nvidia-smi -c DEFAULT); in exclusive-process mode "
+           "two ranks cannot share a GPU, in prohibited mode none can use it"},
+          [](const RankRecord& r, std::string* v) {
+            std::vector<const NvmlGpu*> gpus;
+            if (!nvml_gpus(r, &gpus)) return false;
+            std::set<std::string> modes;
+            for (const NvmlGpu* g : gpus)
+              if (!g->compute_mode.empty()) modes.insert(g->compute_mode);
+            if (modes.empty()) return false;
+            *v = fmt::format("{}", fmt::join(modes, " + "));
+            return true;
+          }};
+}
+
+// GPUs NVML reports lost (their procfs entry stays): CUDA fails on them. Hosts with the same
+// number lost share one finding.
+void gpu_lost_rule(const std::vector<ConfigGroup>& groups, std::vector<Finding>* out) {
+  std::map<std::size_t, ConfigGroup> by_count;
+  for (const auto& g : groups) {
+    if (g.record.devices.nvml.status != FactStatus::ok) continue;
+    const auto& gpus = g.record.devices.nvml.gpus;
+    const auto lost = static_cast<std::size_t>(
+        std::count_if(gpus.begin(), gpus.end(), [](const NvmlGpu& x) { return x.lost; }));
+    if (lost == 0) continue;
+    ConfigGroup& c = by_count[lost];
+    c.ranks.insert(c.ranks.end(), g.ranks.begin(), g.ranks.end());
+    c.hosts.insert(c.hosts.end(), g.hosts.begin(), g.hosts.end());
+  }
+  for (auto& [lost, c] : by_count) {
+    std::sort(c.ranks.begin(), c.ranks.end());
+    std::sort(c.hosts.begin(), c.hosts.end());
+    c.hosts.erase(std::unique(c.hosts.begin(), c.hosts.end()), c.hosts.end());
+    Finding f;
+    f.code = code_name(FindingCode::gpu_lost);
+    f.severity = Severity::error;
+    f.ranks = c.ranks;
+    f.hosts = c.hosts;
+    f.expected = "no GPU lost";
+    f.found = lost == 1 ? "1 GPU lost" : fmt::format("{} GPUs lost", lost);
+    f.message = fmt::format("{} {} {} (NVML: GPU is lost)", hosts_text(f.hosts), has(f.hosts), f.found);
+    f.fix = "drain the host and reset the GPU (nvidia-smi -r) or reboot; dmesg shows the Xid (79: "
+            "fallen off the bus) that lost it";
+    f.verify = device_verify(f.hosts, 1);
+    out->push_back(std::move(f));
+  }
+}
+
 // The facts every host is compared on, but the GPU count (which depends on the placement):
 // model, RDMA devices, one firmware per model and one state per port seen, GPUDirect.
 std::vector<DeviceFact> compared_facts(const std::vector<ConfigGroup>& groups) {
-  std::vector<DeviceFact> facts = {gpu_model_fact(), hca_fact()};
+  std::vector<DeviceFact> facts = {gpu_model_fact(), mig_fact(), compute_mode_fact(), hca_fact()};
   std::set<std::string> models;
   std::set<std::pair<std::string, std::string>> ports;
   for (const auto& g : groups) {
@@ -386,6 +463,8 @@ std::vector<DeviceFact> compared_facts(const std::vector<ConfigGroup>& groups) {
 bool fact_for_key(const std::string& key, DeviceFact* out) {
   if (key == "gpu_count") *out = gpu_count_fact();
   else if (key == "gpu_model") *out = gpu_model_fact();
+  else if (key == "gpu_mig") *out = mig_fact();
+  else if (key == "gpu_compute_mode") *out = compute_mode_fact();
   else if (key == "rdma_hcas") *out = hca_fact();
   else if (key == "gpudirect") *out = gpudirect_fact();
   else if (key.rfind("rdma_firmware:", 0) == 0) *out = firmware_fact(key.substr(14));
@@ -487,6 +566,7 @@ ShellCommand device_verify(std::vector<std::string> hosts, std::size_t per_host,
 void device_rules(const std::vector<ConfigGroup>& groups, const Baseline* baseline,
                   std::vector<Finding>* out) {
   gpu_count_rules(groups, out);
+  gpu_lost_rule(groups, out);
   kernel_module_rule(groups, out);
   for (const DeviceFact& f : compared_facts(groups)) run(f.rule, groups, f.value, out);
   if (baseline) baseline_rules(groups, *baseline, out);

@@ -216,6 +216,19 @@ constexpr FindingCodeInfo kTable[] = {
      "`CUDA_VISIBLE_DEVICES` names a GPU (an index or a UUID) that the host does not have: CUDA "
      "ignores it and every entry after it, so the rank gets fewer GPUs or none",
      "0.3.0"},
+    {C::gpu_mig_mismatch, "gpu-mig-mismatch", S::error, "", M::gate, kExtension,
+     "MIG is enabled on a host's GPUs (NVML) and not on the other hosts', or the other way round: "
+     "CUDA there sees MIG instances, or no device, and NCCL cannot use them as the others' GPUs",
+     "0.3.0"},
+    {C::gpu_compute_mode_mismatch, "gpu-compute-mode-mismatch", S::warning, "", M::gate,
+     kExtension,
+     "a host's GPUs are in another compute mode (NVML) than the other hosts': in "
+     "exclusive-process mode two ranks cannot share a GPU, in prohibited mode none can use it",
+     "0.3.0"},
+    {C::gpu_lost, "gpu-lost", S::error, "", M::gate, kExtension,
+     "NVML reports a GPU of the host lost (`GPU_IS_LOST`; the driver's procfs still lists it): "
+     "CUDA fails on it",
+     "0.3.0"},
 };
 
 constexpr std::size_t kRows = std::size(kTable);
@@ -227,7 +240,7 @@ constexpr bool rows_in_enum_order() {
 }
 
 static_assert(rows_in_enum_order(), "kTable must list every FindingCode once, in enum order");
-static_assert(kRows == static_cast<std::size_t>(FindingCode::cuda_visible_devices_beyond) + 1,
+static_assert(kRows == static_cast<std::size_t>(FindingCode::gpu_lost) + 1,
               "every FindingCode needs a row in kTable");
 
 const char* mode_meaning(CodeMode m) {

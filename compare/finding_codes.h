@@ -90,6 +90,9 @@ enum class FindingCode {
   nccl_socket_ifname_unmatched,
   nccl_ib_hca_unmatched,
   cuda_visible_devices_beyond,
+  gpu_mig_mismatch,
+  gpu_compute_mode_mismatch,
+  gpu_lost,
 };
 
 struct FindingCodeInfo {

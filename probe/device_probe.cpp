@@ -13,6 +13,7 @@
 #include "probe/isolated_call.h"
 #include "probe/monotonic_clock.h"
 #include "probe/net_interfaces.h"
+#include "probe/nvml_probe.h"
 #include "probe/text.h"
 
 namespace denpex {
@@ -226,8 +227,8 @@ DevicesInfo devices_not_probed() {
   d.status = FactStatus::not_probed;
   d.why = why;
   d.gpus.status = d.rdma.status = d.gpudirect.status = d.nvswitch.status = FactStatus::not_probed;
-  d.interfaces.status = FactStatus::not_probed;
-  d.gpus.why = d.rdma.why = d.gpudirect.why = d.nvswitch.why = d.interfaces.why = why;
+  d.interfaces.status = d.nvml.status = FactStatus::not_probed;
+  d.gpus.why = d.rdma.why = d.gpudirect.why = d.nvswitch.why = d.interfaces.why = d.nvml.why = why;
   return d;
 }
 
@@ -236,6 +237,8 @@ namespace {
 // Which device directories exist: only these are read, in the child.
 struct Present {
   bool gpus = false, rdma = false, nvswitch = false;
+  std::string nvml;  // NVML's file, "" for none
+  bool any() const { return gpus || rdma || nvswitch || !nvml.empty(); }
 };
 
 // Why each fact whose directory is missing is absent or unknown.
@@ -280,6 +283,7 @@ std::string read_present(const FsView& proc, const FsView& sys, const Present& p
   if (p.gpus) c.gpus = read_gpus(proc);
   if (p.rdma) c.rdma = read_rdma(sys);
   if (p.nvswitch) c.nvswitch = read_nvswitch(proc);
+  if (!p.nvml.empty()) c.nvml = read_nvml(p.nvml);
   nlohmann::json j;
   devices_to_json(j, c);
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -307,6 +311,10 @@ void take_child_answer(const IsolatedResult& res, const Present& p, double timeo
   if (p.rdma) {
     if (ok) d->rdma = child.rdma;
     else mark_unknown(&d->rdma.status, &d->rdma.why, reason);
+  }
+  if (!p.nvml.empty()) {
+    if (ok) d->nvml = child.nvml;
+    else mark_unknown(&d->nvml.status, &d->nvml.why, reason);
   }
   if (p.nvswitch) {
     if (ok) {
@@ -339,10 +347,13 @@ DeviceRead start_device_read(const DeviceRoots& roots) {
   p.rdma = is_dir(sys, kRdmaDir);
   p.nvswitch = is_dir(proc, kNvSwitchDir);
   explain_missing(proc, sys, p, &r.facts);
+  p.nvml = roots.nvml;
+  if (p.nvml.empty()) r.facts.nvml.why = roots.nvml_why;
   r.gpus = p.gpus;
   r.rdma = p.rdma;
   r.nvswitch = p.nvswitch;
-  if (p.gpus || p.rdma || p.nvswitch) {
+  r.nvml = p.nvml;
+  if (p.any()) {
     r.child = start_isolated([proc, sys, p]() { return read_present(proc, sys, p); });
     r.started = true;
   }
@@ -359,8 +370,8 @@ DevicesInfo finish_device_read(DeviceRead* read, double timeout_seconds) {
     if (read->child.pid < 0) res.error = read->child.error;
     else res = wait_isolated(&read->child, answer_deadline(read->start, timeout_seconds),
                              kChildAnswerBytes);
-    take_child_answer(res, Present{read->gpus, read->rdma, read->nvswitch}, timeout_seconds,
-                      &read->facts);
+    take_child_answer(res, Present{read->gpus, read->rdma, read->nvswitch, read->nvml},
+                      timeout_seconds, &read->facts);
   }
   return read->facts;
 }

@@ -1,9 +1,10 @@
-// The devices NCCL will drive on this host, read from the kernel's files only: GPUs from the
-// NVIDIA driver's procfs, RDMA devices and their ports from sysfs, the GPUDirect peer-memory
-// module from /sys/module, NVSwitch devices from the driver's procfs. Nothing is loaded and no
-// GPU is opened. The driver's and the RDMA devices' files are read in an isolated child under a
-// deadline: reading a GPU's `information` takes a power reference in the driver (and waits for a
-// suspend or resume in progress), and a port's state and rate are asked of the device.
+// The devices NCCL will drive on this host, read from the kernel's files: GPUs from the NVIDIA
+// driver's procfs, RDMA devices and their ports from sysfs, the GPUDirect peer-memory module
+// from /sys/module, NVSwitch devices from the driver's procfs; and NVML's answers when it is
+// given (nvml_probe.h). No GPU kernel is run. The driver's and the RDMA devices' files and NVML
+// are read in an isolated child under a deadline: reading a GPU's `information` takes a power
+// reference in the driver (and waits for a suspend or resume in progress), a port's state and
+// rate are asked of the device, and NVML initialises the driver's state.
 #pragma once
 
 #include <string>
@@ -14,10 +15,14 @@
 
 namespace denpex {
 
-// Where procfs and sysfs are; tests point these at fixture trees.
+// Where procfs and sysfs are (tests point these at fixture trees), and NVML.
 struct DeviceRoots {
   std::string proc = "/proc";
   std::string sys = "/sys";
+  // libnvidia-ml.so.1 as this process would open it (resolved by the loader and, as root,
+  // trusted); "" when there is none to load, and then `nvml_why` says why.
+  std::string nvml;
+  std::string nvml_why = "libnvidia-ml.so.1 was not looked for";
 };
 
 // Reads every fact. Never throws and never blocks past `timeout_seconds` (plus the isolated
@@ -35,6 +40,7 @@ struct DeviceRead {
   IsolatedChild child;
   bool started = false;                      // a child was forked (or fork failed)
   bool gpus = false, rdma = false, nvswitch = false;  // what the child reads
+  std::string nvml;                                   // and NVML, when not ""
   double start = monotonic_seconds();
 };
 DeviceRead start_device_read(const DeviceRoots& roots);

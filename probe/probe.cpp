@@ -14,6 +14,7 @@
 #include "probe/python_env.h"
 #include "probe/settings_probe.h"
 #include "probe/torch_probe.h"
+#include "probe/trust.h"
 
 extern char** environ;
 
@@ -31,16 +32,39 @@ std::map<std::string, std::string> current_environment() {
   return env;
 }
 
+namespace {
+
+// Where the device facts are read, and the NVML this process would load: resolved as the loader
+// would, and as root only from a path no other user can write (trust.h), like every library the
+// probe loads.
+DeviceRoots device_roots(const ProbeContext& ctx, const ProbeOptions& o, const FsView& fs) {
+  DeviceRoots roots{o.proc_root, o.sys_root, "", ""};
+  if (!o.nvml) {
+    roots.nvml_why = "NVML is not asked (ProbeOptions::nvml)";
+    return roots;
+  }
+  Resolution res = resolve_library(ctx.loader, "libnvidia-ml.so.1", Requester{});
+  if (res.status != LoadStatus::found) {
+    roots.nvml_why = "no libnvidia-ml.so.1 resolves in this environment";
+    return roots;
+  }
+  TrustCheck trust = check_trusted_with_needed(ctx.loader, res.real_path, ctx.running_as_root);
+  if (!trust.trusted) {
+    roots.nvml_why = fmt::format("{} not loaded: {}", host_path(fs, res.real_path), trust.reason);
+    return roots;
+  }
+  roots.nvml = host_path(fs, res.real_path);
+  return roots;
+}
+
+}  // namespace
+
 RankRecord probe_rank(const ProbeOptions& o) {
   auto step = [&o](const char* what) {
     if (o.on_step) o.on_step(what);
   };
   step("reading the loader configuration (LD_PRELOAD, /etc/ld.so.cache)");
   const bool image = !(o.root.empty() || o.root == "/");
-  // The device files are read by a child from the start, beside the rest of the probe: the
-  // fork and a driver slow to answer then cost the probe little (finished at the end).
-  DeviceRead devices;
-  if (!image) devices = start_device_read(DeviceRoots{o.proc_root, o.sys_root});
   ProbeContext ctx;
   ctx.env = o.env;
   FsView fs{image ? o.root : "/"};
@@ -55,6 +79,10 @@ RankRecord probe_rank(const ProbeOptions& o) {
   ctx.step_timeout = o.step_timeout;
   ctx.site_packages = o.site_packages;
   ctx.kernel_version_files = image ? std::vector<std::string>{} : o.kernel_version_files;
+  // The device files and NVML are read by a child from the start, beside the rest of the probe:
+  // the fork and a driver slow to answer then cost the probe little (finished at the end).
+  DeviceRead devices;
+  if (!image) devices = start_device_read(device_roots(ctx, o, fs));
 
   RankRecord r;
   r.probe_version = probe_version();

@@ -31,6 +31,9 @@ struct ProbeOptions {
   // at fixture trees.
   std::string proc_root = "/proc";
   std::string sys_root = "/sys";
+  // Whether NVML (libnvidia-ml.so.1, as the loader resolves it) is asked about the GPUs, in the
+  // device child; tests that must not meet the machine's NVML turn it off.
+  bool nvml = true;
   // Called as each step begins ("PyTorch", "the CUDA driver"), so a watchdog that has to cut
   // the probe off can say where it was stuck. May be empty.
   std::function<void(const char* step)> on_step;

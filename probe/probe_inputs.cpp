@@ -65,6 +65,7 @@ std::string probe_input_key(const ProbeOptions& o) {
   h.add("--");
   h.add(o.proc_root);
   h.add(o.sys_root);
+  h.add(o.nvml ? "nvml" : "no-nvml");
   for (const auto& [name, value] : o.env) {
     if (per_rank_variable(name)) continue;
     h.add(name);

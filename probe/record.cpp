@@ -146,6 +146,25 @@ void put_nccl_wheels(json& j, const std::vector<NcclWheel>& wheels) {
 // Interfaces are identities as a whole (names and addresses differ between hosts set up alike):
 // only their status is in the configuration. Of a setting's check, what it is and how it fares
 // are; its value (per rank) and what it selects (per host) are not.
+void put_nvml(json& j, const NvmlFacts& n, bool identities) {
+  json o = {{"status", to_string(n.status)}};
+  put(o, "why", n.why);
+  if (identities) put(o, "library", n.library);
+  if (n.status == FactStatus::ok) {
+    json list = json::array();
+    for (const auto& g : n.gpus) {
+      json e = json::object();
+      put(e, "name", g.name);
+      put(e, "compute_mode", g.compute_mode);
+      put(e, "mig", g.mig);
+      if (g.lost) e["lost"] = true;
+      list.push_back(std::move(e));
+    }
+    o["gpus"] = std::move(list);
+  }
+  j["nvml"] = std::move(o);
+}
+
 void put_interfaces_and_settings(json& j, const DevicesInfo& d, bool identities) {
   json ifs = {{"status", to_string(d.interfaces.status)}};
   put(ifs, "why", d.interfaces.why);
@@ -229,6 +248,7 @@ json devices_json(const DevicesInfo& d, bool identities) {
   put(sw, "fabric_manager", d.nvswitch.fabric_manager);
   put(sw, "fabric_manager_why", d.nvswitch.fabric_manager_why);
   j["nvswitch"] = std::move(sw);
+  put_nvml(j, d.nvml, identities);
   put_interfaces_and_settings(j, d, identities);
   return j;
 }
@@ -505,7 +525,26 @@ SettingStatus setting_status(const json& o, const std::string& where) {
   throw std::runtime_error("unknown " + where + ".status \"" + s + "\"");
 }
 
+void nvml_from(const json& j, DevicesInfo* d) {
+  const json* n = member(j, "nvml");
+  if (!n) return;
+  const std::string w = "devices.nvml";
+  dobject(*n, w);
+  d->nvml.status = fact_status(*n, w);
+  d->nvml.why = dstr(*n, "why", w);
+  d->nvml.library = dstr(*n, "library", w);
+  if (const json* list = darray(*n, "gpus", w)) {
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      const std::string ew = w + ".gpus[" + std::to_string(i) + "]";
+      const json& e = dobject(list->at(i), ew);
+      d->nvml.gpus.push_back({dstr(e, "name", ew), dstr(e, "compute_mode", ew),
+                              dstr(e, "mig", ew), dbool(e, "lost", ew)});
+    }
+  }
+}
+
 void interfaces_and_settings_from(const json& j, DevicesInfo* d) {
+  nvml_from(j, d);
   if (const json* f = member(j, "interfaces")) {
     const std::string w = "devices.interfaces";
     dobject(*f, w);

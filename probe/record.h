@@ -236,6 +236,25 @@ struct NvSwitchFacts {
   std::string fabric_manager_why;
 };
 
+// One GPU as NVML (libnvidia-ml.so.1) answers for it, by NVML index.
+struct NvmlGpu {
+  std::string name;          // nvmlDeviceGetName; "" when it failed
+  std::string compute_mode;  // "default", "exclusive-thread", "prohibited", "exclusive-process";
+                             // "" when unknown
+  std::string mig;           // "enabled", "disabled"; "" where MIG is not supported
+  bool lost = false;         // nvmlDeviceGetHandleByIndex_v2 answered GPU_IS_LOST
+};
+
+// NVML's view, read in the same isolated child as the driver's files: ok (`gpus` by index),
+// unknown with why (no libnvidia-ml.so.1, not loaded as root from a path others can write,
+// nvmlInit_v2 failed: "driver not loaded"), not_probed under --root.
+struct NvmlFacts {
+  FactStatus status = FactStatus::unknown;
+  std::string why;
+  std::string library;  // the file loaded (identity: out of the digest)
+  std::vector<NvmlGpu> gpus;
+};
+
 // A network interface as getifaddrs() gives it (identities: out of the digest, as interface
 // names differ between hosts that are configured alike, and veth names are random).
 struct NetInterface {
@@ -280,6 +299,7 @@ struct DevicesInfo {
   RdmaFacts rdma;
   GpuDirectFacts gpudirect;
   NvSwitchFacts nvswitch;
+  NvmlFacts nvml;
   InterfaceFacts interfaces;
   // NCCL_SOCKET_IFNAME, NCCL_IB_HCA and CUDA_VISIBLE_DEVICES where set, checked against the
   // facts above (probe/device_settings.h).

@@ -328,3 +328,39 @@ TEST_CASE("a baseline pins a good host's device facts; one host alone is judged 
   j["devices"]["gpu_count"] = 8;
   CHECK(parse_baseline(j.dump(), "b.json").status == BaselineStatus::malformed);
 }
+
+namespace {
+
+// h100_host with NVML's answers: `mig` and `mode` on every GPU, `lost` of them lost.
+DevicesInfo with_nvml(DevicesInfo d, const char* mig, const char* mode, int lost) {
+  d.nvml.status = FactStatus::ok;
+  for (int i = 0; i < 8; ++i) d.nvml.gpus.push_back({"NVIDIA H100 80GB HBM3", mode, mig, i < lost});
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("NVML's facts: MIG on one host is an error, another compute mode a warning, a lost GPU an error") {
+  auto records = cluster(5, 1, [](int h) {
+    DevicesInfo d = h100_host(h);
+    if (h == 2) return with_nvml(d, "enabled", "default", 0);
+    if (h == 3) return with_nvml(d, "disabled", "exclusive-process", 0);
+    if (h == 4) return with_nvml(d, "disabled", "default", 1);
+    if (h == 5) return d;  // NVML unknown: takes no part
+    return with_nvml(d, "disabled", "default", 0);
+  });
+  auto found = device_findings(records);
+  auto mig = with_code(found, "gpu-mig-mismatch");
+  REQUIRE(mig.size() == 1);
+  CHECK(mig[0].severity == Severity::error);
+  CHECK(mig[0].message == "node2 has MIG enabled, where node[1,3-4] have MIG disabled");
+  auto mode = with_code(found, "gpu-compute-mode-mismatch");
+  REQUIRE(mode.size() == 1);
+  CHECK(mode[0].severity == Severity::warning);
+  CHECK(mode[0].hosts == std::vector<std::string>{"node3"});
+  auto lost = with_code(found, "gpu-lost");
+  REQUIRE(lost.size() == 1);
+  CHECK(lost[0].severity == Severity::error);
+  CHECK(lost[0].message == "node4 has 1 GPU lost (NVML: GPU is lost)");
+  CHECK(found.size() == 3);
+}

@@ -7,23 +7,29 @@
 #   odd      three reference hosts and one odd host per case: each case's finding on its host
 # then the probe alone (the prolog's mode) on stand-in hosts, with and without a baseline, and
 # an image under --root (its device settings kept, checked on the nodes).
-# usage: mpi_devices.sh PROBE FIXTURES SCRATCH_BASE
-PROBE=$1 FIXTURES=$2
+# NVML is the stand-in (tests/standins/fake_nvml.c), found through LD_LIBRARY_PATH, its GPUs
+# from each host's nvml.txt.
+# usage: mpi_devices.sh PROBE FIXTURES STANDINS SCRATCH_BASE
+PROBE=$1 FIXTURES=$2 STANDINS=$3
 source "$(dirname "$0")/../integration/lib.sh"
 HOST_SH=$(cd "$(dirname "$0")" && pwd)/device_host.sh
-new_scratch "$3"
+new_scratch "$4"
 [ "$(id -u)" = 0 ] || skip "needs root (mount namespaces with tmpfs over /proc/driver, /sys)"
 command -v mpirun >/dev/null || skip "mpirun not installed"
 unshare -m --uts --propagation unchanged true 2>/dev/null || skip "unshare -m --uts not permitted here"
 T=$SCRATCH/hosts
 
 # tree NAME: a copy of the H100 host, links resolved (a tmpfs /sys/class has no /sys/devices
-# behind it), without /sys/class/net (the machine's stays).
+# behind it), without /sys/class/net (the machine's stays), and NVML's answer for its two GPUs
+# (name, compute mode, MIG, lost).
 tree() {
   mkdir -p "$T"
   cp -rL "$FIXTURES/h100" "$T/$1"
   rm -rf "$T/$1/sys/class/net" "$T/$1/sys/devices"
+  printf 'NVIDIA H100 80GB HBM3\t0\t0\t0\nNVIDIA H100 80GB HBM3\t0\t0\t0\n' >"$T/$1/nvml.txt"
 }
+# The environment NVML is found in on a host (no nvml.txt: NVML answers "driver not loaded").
+nvml_env() { echo "LD_LIBRARY_PATH=$STANDINS/nvml DENPEX_STANDIN_NVML=$T/$1/nvml.txt"; }
 gpu() { echo "$T/$1/proc/driver/nvidia/gpus/$2/information"; }
 port() { echo "$T/$1/sys/class/infiniband/$2/ports/1/$3"; }
 
@@ -36,7 +42,9 @@ tree hca;      rm -r "$T/hca/sys/class/infiniband/mlx5_1"
 tree fw;       for d in mlx5_0 mlx5_1; do echo 28.39.1002 >"$T/fw/sys/class/infiniband/$d/fw_ver"; done
 tree port;     echo "1: DOWN" >"$(port port mlx5_0 state)"; echo "3: Disabled" >"$(port port mlx5_0 phys_state)"
 tree peermem;  rm -r "$T/peermem/sys/module/nvidia_peermem"
-tree nodriver; rm -rf "$T/nodriver/proc/driver/"* "$T/nodriver/sys/module/"nvidia*
+tree nodriver; rm -rf "$T/nodriver/proc/driver/"* "$T/nodriver/sys/module/"nvidia* "$T/nodriver/nvml.txt"
+tree mig;      printf 'NVIDIA H100 80GB HBM3\t0\t1\t0\nNVIDIA H100 80GB HBM3\t0\t1\t0\n' >"$T/mig/nvml.txt"
+tree lost;     printf 'NVIDIA H100 80GB HBM3\t0\t0\t0\nNVIDIA H100 80GB HBM3\t0\t0\t1\n' >"$T/lost/nvml.txt"
 grep -q "GPU Excluded:.*Yes" "$(gpu excluded 0000:0a:00.0)" || fail "the excluded tree was not written"
 
 # ctx HOST TREE [NAME=VALUE...]: one app context of one rank.
@@ -45,7 +53,7 @@ ctx() {
   local host=$1 tree=$2; shift 2
   [ ${#CTX[@]} = 0 ] || CTX+=(:)
   CTX+=(-np 1)
-  for kv in "$@"; do CTX+=(-x "$kv"); done
+  for kv in "$@" $(nvml_env "$tree"); do CTX+=(-x "$kv"); done
   CTX+=("$HOST_SH" "$host" "$T/$tree" "$PROBE" --json "$OUT" "${EXTRA[@]}")
 }
 run_job() {
@@ -55,7 +63,7 @@ run_job() {
   echo "job $name: $(echo "$(date +%s.%N) - $start" | bc) s, exit $rc"
   [ "$rc" = "$want" ] || { cat "$SCRATCH/$name.txt" "$SCRATCH/$name.err" >&2; fail "mpirun exit $rc, expected $want"; }
 }
-DEVICE_CODES='["gpu-count-short","gpu-count-mismatch","gpu-model-mismatch","gpu-kernel-module-mismatch","rdma-hca-mismatch","rdma-firmware-mismatch","rdma-port-down","gpudirect-mismatch","nccl-socket-ifname-unmatched","nccl-ib-hca-unmatched","cuda-visible-devices-beyond"]'
+DEVICE_CODES='["gpu-mig-mismatch","gpu-compute-mode-mismatch","gpu-lost","gpu-count-short","gpu-count-mismatch","gpu-model-mismatch","gpu-kernel-module-mismatch","rdma-hca-mismatch","rdma-firmware-mismatch","rdma-port-down","gpudirect-mismatch","nccl-socket-ifname-unmatched","nccl-ib-hca-unmatched","cuda-visible-devices-beyond"]'
 COMMON=(NCCL_IB_HCA=mlx5_0 NCCL_SOCKET_IFNAME=lo CUDA_VISIBLE_DEVICES=0,1)
 
 echo "== uniform: four H100 hosts and one without the NVIDIA driver: no device finding, pass"
@@ -68,7 +76,9 @@ jq_is "$OUT" ".nhosts" 5
 jq_is "$OUT" "[.findings[] | select(.code as \$c | $DEVICE_CODES | index(\$c))] | length" 0
 # The facts are in the record (one per configuration under MPI): read on each host, unknown (with why) where the driver is not.
 jq_is "$OUT" '[.configurations[] | select(.hosts|index("node01")) | .record.devices | "\(.gpus.status) \(.gpus.devices|length) \(.rdma.devices|length) \(.gpudirect.module) \(.nvswitch.count)"][0]' "ok 2 2 nvidia_peermem 1"
-jq_is "$OUT" '[.configurations[] | select(.hosts|index("node05")) | .record.devices | "\(.gpus.status) \(.rdma.status) \(.gpudirect.status)"][0]' "unknown ok absent"
+jq_is "$OUT" '[.configurations[] | select(.hosts|index("node05")) | .record.devices | "\(.gpus.status) \(.rdma.status) \(.gpudirect.status) \(.nvml.status) \(.nvml.why)"][0]' \
+  "unknown ok absent unknown nvmlInit_v2: Driver Not Loaded (9)"
+jq_is "$OUT" '[.configurations[] | select(.hosts|index("node01")) | .record.devices.nvml | "\(.status) \(.gpus|length) \(.gpus[0].compute_mode) \(.gpus[0].mig)"][0]' "ok 2 default disabled"
 jq -e '[.configurations[] | select(.hosts|index("node05"))][0].record.devices.gpus.why | test("/proc/driver/nvidia")' "$OUT" >/dev/null ||
   fail "node05's GPUs are unknown without saying why"
 # Per-host identities do not split the configuration: the four H100 hosts are one.
@@ -89,6 +99,8 @@ ctx node10 port "${COMMON[@]}"
 ctx node11 peermem "${COMMON[@]}"
 ctx node12 ref NCCL_IB_HCA=mlx5_0 NCCL_SOCKET_IFNAME=eth9 CUDA_VISIBLE_DEVICES=0,1
 ctx node13 ref NCCL_IB_HCA=mlx5_0 NCCL_SOCKET_IFNAME=lo CUDA_VISIBLE_DEVICES=0,1,2
+ctx node14 mig "${COMMON[@]}"
+ctx node15 lost "${COMMON[@]}"
 run_job odd 1
 jq_is "$OUT" '.verdict' reject
 # code -> "severity hosts" for every device finding.
@@ -97,6 +109,8 @@ want="cuda-visible-devices-beyond error node13
 gpu-count-mismatch warning node04
 gpu-count-short error node05
 gpu-kernel-module-mismatch warning node07
+gpu-lost error node15
+gpu-mig-mismatch error node14
 gpu-model-mismatch warning node06
 gpudirect-mismatch warning node11
 nccl-ib-hca-unmatched warning node10
@@ -107,9 +121,9 @@ rdma-port-down warning node10"
 [ "$got" = "$want" ] || { echo "--- got:"; echo "$got"; echo "--- want:"; echo "$want"; fail "device findings differ"; } >&2
 # Each names the hosts it differs from, and carries a verify command that is plain words.
 jq_is "$OUT" '[.findings[] | select(.code=="gpu-model-mismatch")][0].message' \
-  "node06 has GPU model NVIDIA A100-SXM4-80GB, where node[01-05,07-13] have GPU model NVIDIA H100 80GB HBM3"
+  "node06 has GPU model NVIDIA A100-SXM4-80GB, where node[01-05,07-15] have GPU model NVIDIA H100 80GB HBM3"
 jq_is "$OUT" '[.findings[] | select(.code=="rdma-port-down")][0].message' \
-  "node10 has mlx5_0 port 1 DOWN, where node[01-09,11-13] have mlx5_0 port 1 ACTIVE"
+  "node10 has mlx5_0 port 1 DOWN, where node[01-09,11-15] have mlx5_0 port 1 ACTIVE"
 jq_is "$OUT" '[.findings[] | select(.code=="gpu-count-short")][0].message' \
   "node05 has 0 usable GPUs for 1 rank placed on it"
 jq_is "$OUT" '[.findings[] | select(.code=="gpu-count-short")][0].verify' \
@@ -128,7 +142,8 @@ alone() {
   local envs=() args=()
   while [ $# -gt 0 ] && [ "$1" != "$PROBE" ]; do envs+=("$1"); shift; done
   [ $# = 0 ] || { shift; args=("$@"); }
-  "$HOST_SH" "$host" "$T/$tree" env "${envs[@]}" "$PROBE" --json "$OUT" "${args[@]}" >"$OUT.txt" 2>&1 || rc=$?
+  "$HOST_SH" "$host" "$T/$tree" env $(nvml_env "$tree") "${envs[@]}" "$PROBE" --json "$OUT" "${args[@]}" \
+    >"$OUT.txt" 2>&1 || rc=$?
   [ "$rc" = "$want" ] || { cat "$OUT.txt" >&2; fail "alone on $host: exit $rc, expected $want"; }
 }
 alone node13 ref 1 CUDA_VISIBLE_DEVICES=0,1,2
@@ -140,8 +155,8 @@ jq_is "$OUT" "[.findings[] | select(.code as \$c | $DEVICE_CODES | index(\$c))] 
 jq_is "$OUT" '[.configurations[0].record.devices.settings[] | "\(.variable)=\(.status)"] | join(" ")' \
   "NCCL_SOCKET_IFNAME=ok NCCL_IB_HCA=ok CUDA_VISIBLE_DEVICES=unknown"
 echo "== alone against the baseline the uniform job wrote (the prolog with --baseline)"
-jq_is "$SCRATCH/baseline.json" '.devices | "\(.gpu_count) \(.gpu_model) \(.rdma_hcas) \(.gpudirect)"' \
-  "2 NVIDIA H100 80GB HBM3 2 x MT4129 loaded"
+jq_is "$SCRATCH/baseline.json" '.devices | "\(.gpu_count) \(.gpu_model) \(.rdma_hcas) \(.gpudirect) \(.gpu_mig) \(.gpu_compute_mode)"' \
+  "2 NVIDIA H100 80GB HBM3 2 x MT4129 loaded disabled default"
 alone node06 model 0 "${COMMON[@]}" "$PROBE" --baseline "$SCRATCH/baseline.json"
 jq_is "$OUT" '[.findings[] | select(.code=="gpu-model-mismatch") | "\(.severity) \(.message)"] | join(";")' \
   "warning node06 has GPU model NVIDIA A100-SXM4-80GB, where baseline $SCRATCH/baseline.json pins GPU model NVIDIA H100 80GB HBM3"

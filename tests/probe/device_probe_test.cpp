@@ -24,8 +24,16 @@ namespace {
 
 const std::string kFixtures = std::string(DENPEX_DEVICE_FIXTURES);
 
+// A tree's roots, without NVML.
+DeviceRoots tree_roots(const std::string& proc, const std::string& sys) {
+  DeviceRoots r;
+  r.proc = proc;
+  r.sys = sys;
+  return r;
+}
+
 DeviceRoots roots_of(const std::string& host) {
-  return {kFixtures + "/" + host + "/proc", kFixtures + "/" + host + "/sys"};
+  return tree_roots(kFixtures + "/" + host + "/proc", kFixtures + "/" + host + "/sys");
 }
 
 }  // namespace
@@ -113,7 +121,7 @@ TEST_CASE("a host without the driver: GPUs unknown with why, no RDMA, no GPUDire
 }
 
 TEST_CASE("no procfs or sysfs at all (a masked container): everything unknown, nothing guessed") {
-  DevicesInfo d = probe_devices({"/nonexistent/proc", "/nonexistent/sys"}, 5.0);
+  DevicesInfo d = probe_devices(tree_roots("/nonexistent/proc", "/nonexistent/sys"), 5.0);
   CHECK(d.gpus.status == FactStatus::unknown);
   CHECK(d.rdma.status == FactStatus::unknown);
   CHECK(d.gpudirect.status == FactStatus::unknown);
@@ -135,7 +143,7 @@ TEST_CASE("a FIFO where a GPU's information file belongs is refused, never waite
   REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
   s.write("sys/class/.keep", "");
   const double start = monotonic_seconds();
-  DevicesInfo d = probe_devices({s.path("proc"), s.path("sys")}, 5.0);
+  DevicesInfo d = probe_devices(tree_roots(s.path("proc"), s.path("sys")), 5.0);
   CHECK(monotonic_seconds() - start < 2.0);
   REQUIRE(d.gpus.status == FactStatus::ok);
   REQUIRE(d.gpus.devices.size() == 1);  // the directory is the GPU; its model is unknown
@@ -307,7 +315,7 @@ TEST_CASE("a RoCE bond and the gpu-operator paste's lines: values as sysfs and t
   s.write(bond + "ports/1/link_layer", "Ethernet\n");
   s.write(bond + "ports/1/rate", "200 Gb/sec (2X NDR)\n");
   s.write("sys/module/nv_peer_mem/.keep", "");
-  DevicesInfo d = probe_devices({s.path("proc"), s.path("sys")}, 5.0);
+  DevicesInfo d = probe_devices(tree_roots(s.path("proc"), s.path("sys")), 5.0);
   REQUIRE(d.gpus.devices.size() == 1);
   CHECK(d.gpus.devices[0].model == "NVIDIA A100-SXM4-80GB");
   CHECK(d.gpus.devices[0].excluded == "no");
@@ -319,4 +327,83 @@ TEST_CASE("a RoCE bond and the gpu-operator paste's lines: values as sysfs and t
   CHECK(d.gpudirect.module == "nv_peer_mem");  // Mellanox's older module counts too
   CHECK(d.nvswitch.status == FactStatus::absent);
   CHECK(check_ib_hca("mlx5_bond", d.rdma).status == SettingStatus::ok);
+}
+
+namespace {
+
+const std::string kStandinNvml = std::string(DENPEX_STANDINS_DIR) + "/nvml/libnvidia-ml.so.1";
+
+// The NVML stand-in reads its GPUs from the file DENPEX_STANDIN_NVML names; the device child
+// inherits this process's environment.
+struct NvmlGpusFile {
+  explicit NvmlGpusFile(const Scratch& s, const std::string& lines) {
+    ::setenv("DENPEX_STANDIN_NVML", s.write("nvml.txt", lines).c_str(), 1);
+  }
+  ~NvmlGpusFile() { ::unsetenv("DENPEX_STANDIN_NVML"); }
+};
+
+}  // namespace
+
+TEST_CASE("NVML (the stand-in) in the device child: names, compute and MIG modes, a lost GPU") {
+  Scratch s;
+  NvmlGpusFile gpus(s, "NVIDIA H100 80GB HBM3\t0\t0\t0\nNVIDIA H100 80GB HBM3\t3\t1\t0\n"
+                       "NVIDIA H100 80GB HBM3\t0\t0\t1\nNVIDIA L4\t0\t-\t0\n");
+  DeviceRoots roots = roots_of("h100");
+  roots.nvml = kStandinNvml;
+  DevicesInfo d = probe_devices(roots, 5.0);
+  REQUIRE(d.nvml.status == FactStatus::ok);
+  REQUIRE(d.nvml.gpus.size() == 4);
+  CHECK(d.nvml.gpus[0].name == "NVIDIA H100 80GB HBM3");
+  CHECK(d.nvml.gpus[0].compute_mode == "default");
+  CHECK(d.nvml.gpus[0].mig == "disabled");
+  CHECK(d.nvml.gpus[1].compute_mode == "exclusive-process");
+  CHECK(d.nvml.gpus[1].mig == "enabled");
+  CHECK(d.nvml.gpus[2].lost);
+  CHECK(d.nvml.gpus[3].mig.empty());  // NOT_SUPPORTED: no MIG on this GPU
+  CHECK(d.gpus.status == FactStatus::ok);  // the driver's files read in the same child
+
+  // Back through the record: NVML's library path is an identity, the rest is configuration.
+  RankRecord a;
+  a.devices = d;
+  RankRecord b = a;
+  b.devices.nvml.library = "/elsewhere/libnvidia-ml.so.1";
+  CHECK(configuration_digest(a) == configuration_digest(b));
+  b.devices.nvml.gpus[1].mig = "disabled";
+  CHECK(configuration_digest(a) != configuration_digest(b));
+  nlohmann::json j = a;
+  RankRecord back;
+  std::string error;
+  REQUIRE(record_from_json(j, &back, &error));
+  CHECK(nlohmann::json(back) == j);
+}
+
+TEST_CASE("NVML without the driver, or not loadable: unknown with why, never guessed") {
+  DeviceRoots roots = roots_of("nodriver");
+  roots.nvml = kStandinNvml;
+  ::unsetenv("DENPEX_STANDIN_NVML");
+  DevicesInfo d = probe_devices(roots, 5.0);
+  CHECK(d.nvml.status == FactStatus::unknown);
+  CHECK(d.nvml.why == "nvmlInit_v2: Driver Not Loaded (9)");
+  roots.nvml = "/nonexistent/libnvidia-ml.so.1";
+  d = probe_devices(roots, 5.0);
+  CHECK(d.nvml.status == FactStatus::unknown);
+  CHECK(d.nvml.why.find("could not be loaded") != std::string::npos);
+  d = probe_devices(roots_of("nodriver"), 5.0);
+  CHECK(d.nvml.status == FactStatus::unknown);
+  CHECK(d.nvml.why == "libnvidia-ml.so.1 was not looked for");
+}
+
+TEST_CASE("probe_rank finds NVML the way the loader would (LD_LIBRARY_PATH)") {
+  Scratch s;
+  NvmlGpusFile gpus(s, "NVIDIA H100 80GB HBM3\t0\t0\t0\n");
+  ProbeOptions o = options_with({{"LD_LIBRARY_PATH", std::string(DENPEX_STANDINS_DIR) + "/nvml"}});
+  o.nvml = true;
+  o.proc_root = kFixtures + "/h100/proc";
+  o.sys_root = kFixtures + "/h100/sys";
+  RankRecord r = probe_rank(o);
+  REQUIRE(r.devices.nvml.status == FactStatus::ok);
+  CHECK(r.devices.nvml.gpus.size() == 1);
+  o.env["LD_LIBRARY_PATH"] = "/nonexistent";
+  r = probe_rank(o);
+  CHECK(r.devices.nvml.why == "no libnvidia-ml.so.1 resolves in this environment");
 }

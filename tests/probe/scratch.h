@@ -113,6 +113,7 @@ inline denpex::ProbeOptions options_with(std::map<std::string, std::string> env)
   // fixture trees).
   o.proc_root = "/nonexistent/proc";
   o.sys_root = "/nonexistent/sys";
+  o.nvml = false;
   return o;
 }
 
