@@ -44,6 +44,7 @@ tree port;     echo "1: DOWN" >"$(port port mlx5_0 state)"; echo "3: Disabled" >
 tree peermem;  rm -r "$T/peermem/sys/module/nvidia_peermem"
 tree nodriver; rm -rf "$T/nodriver/proc/driver/"* "$T/nodriver/sys/module/"nvidia* "$T/nodriver/nvml.txt"
 tree mig;      printf 'NVIDIA H100 80GB HBM3\t0\t1\t0\nNVIDIA H100 80GB HBM3\t0\t1\t0\n' >"$T/mig/nvml.txt"
+tree mode;     printf 'NVIDIA H100 80GB HBM3\t3\t0\t0\nNVIDIA H100 80GB HBM3\t3\t0\t0\n' >"$T/mode/nvml.txt"
 tree lost;     printf 'NVIDIA H100 80GB HBM3\t0\t0\t0\nNVIDIA H100 80GB HBM3\t0\t0\t1\n' >"$T/lost/nvml.txt"
 grep -q "GPU Excluded:.*Yes" "$(gpu excluded 0000:0a:00.0)" || fail "the excluded tree was not written"
 
@@ -101,11 +102,13 @@ ctx node12 ref NCCL_IB_HCA=mlx5_0 NCCL_SOCKET_IFNAME=eth9 CUDA_VISIBLE_DEVICES=0
 ctx node13 ref NCCL_IB_HCA=mlx5_0 NCCL_SOCKET_IFNAME=lo CUDA_VISIBLE_DEVICES=0,1,2
 ctx node14 mig "${COMMON[@]}"
 ctx node15 lost "${COMMON[@]}"
+ctx node16 mode "${COMMON[@]}"
 run_job odd 1
 jq_is "$OUT" '.verdict' reject
 # code -> "severity hosts" for every device finding.
 got=$(jq -r "[.findings[] | select(.code as \$c | $DEVICE_CODES | index(\$c)) | \"\(.code) \(.severity) \(.hosts|join(\",\"))\"] | sort | join(\"\n\")" "$OUT")
 want="cuda-visible-devices-beyond error node13
+gpu-compute-mode-mismatch warning node16
 gpu-count-mismatch warning node04
 gpu-count-short error node05
 gpu-kernel-module-mismatch warning node07
@@ -121,9 +124,9 @@ rdma-port-down warning node10"
 [ "$got" = "$want" ] || { echo "--- got:"; echo "$got"; echo "--- want:"; echo "$want"; fail "device findings differ"; } >&2
 # Each names the hosts it differs from, and carries a verify command that is plain words.
 jq_is "$OUT" '[.findings[] | select(.code=="gpu-model-mismatch")][0].message' \
-  "node06 has GPU model NVIDIA A100-SXM4-80GB, where node[01-05,07-15] have GPU model NVIDIA H100 80GB HBM3"
+  "node06 has GPU model NVIDIA A100-SXM4-80GB, where node[01-05,07-16] have GPU model NVIDIA H100 80GB HBM3"
 jq_is "$OUT" '[.findings[] | select(.code=="rdma-port-down")][0].message' \
-  "node10 has mlx5_0 port 1 DOWN, where node[01-09,11-15] have mlx5_0 port 1 ACTIVE"
+  "node10 has mlx5_0 port 1 DOWN, where node[01-09,11-16] have mlx5_0 port 1 ACTIVE"
 jq_is "$OUT" '[.findings[] | select(.code=="gpu-count-short")][0].message' \
   "node05 has 0 usable GPUs for 1 rank placed on it"
 jq_is "$OUT" '[.findings[] | select(.code=="gpu-count-short")][0].verify' \
