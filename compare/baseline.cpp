@@ -15,6 +15,7 @@
 #include "compare/atomic_file.h"
 #include "compare/bounded_json.h"
 #include "compare/facts.h"
+#include "compare/device_rules.h"
 #include "compare/nccl_env.h"
 
 namespace denpex {
@@ -50,6 +51,7 @@ Baseline baseline_from_group(const ConfigGroup& group) {
   b.net_plugin_api_versions = r.net_plugin.api_versions;
   b.pin_nccl_env = true;
   b.nccl_env = effective_nccl_settings(r);
+  b.devices = device_pins(group);
   b.written_by = r.probe_version.empty() ? "denpex-probe" : "denpex-probe " + r.probe_version;
   return b;
 }
@@ -75,6 +77,7 @@ json baseline_json(const Baseline& b) {
                        {"api_versions", b.net_plugin_api_versions}};
   }
   if (b.pin_nccl_env) j["nccl_env"] = b.nccl_env;
+  if (!b.devices.empty()) j["devices"] = b.devices;
   return j;
 }
 
@@ -167,6 +170,8 @@ BaselineLoad parse_baseline(const std::string& text, const std::string& source) 
       b.pin_nccl_env = true;
       b.nccl_env = j.at("nccl_env").get<std::map<std::string, std::string>>();
     }
+    if (j.contains("devices") && !j.at("devices").is_null())
+      b.devices = opt_obj(j, "devices", empty).get<std::map<std::string, std::string>>();
     load.status = BaselineStatus::ok;
     return load;
   } catch (const std::exception& e) {

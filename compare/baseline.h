@@ -12,8 +12,12 @@
 //     "torch":       { "version": "2.5.1+cu124" },
 //     "cuda_driver": { "library_version": "550.54.15", "cuda_version": "12.4" },
 //     "net_plugin":  { "status": "missing", "api_versions": [] },
-//     "nccl_env":    { "NCCL_PROTO": "Simple" }    // the complete set of effective NCCL_*
-//   }                                              // settings; present = pinned, {} = none set
+//     "nccl_env":    { "NCCL_PROTO": "Simple" },   // the complete set of effective NCCL_*
+//                                                  // settings; present = pinned, {} = none set
+//     "devices":     { "gpu_count": "8", "gpu_model": "NVIDIA H100 80GB HBM3",
+//                      "rdma_hcas": "2 x MT4129", "rdma_firmware:MT4129": "28.41.1000",
+//                      "rdma_port:mlx5_0:1": "ACTIVE", "gpudirect": "loaded" }
+//   }                                              // each key pinned on its own
 //
 // Unknown keys are ignored, so later v1 writers may add fields.
 #pragma once
@@ -43,6 +47,8 @@ struct Baseline {
   std::vector<std::string> net_plugin_api_versions;  // sorted
   bool pin_nccl_env = false;            // false: NCCL_* settings not checked
   std::map<std::string, std::string> nccl_env;       // effective NCCL_* settings
+  // Device facts (compare/device_rules.h device_pins): key -> value; a key absent is not pinned.
+  std::map<std::string, std::string> devices;
   std::string written_by;               // informational
   std::string source;                   // the path it was loaded from ("" when built in memory)
 };

@@ -19,6 +19,10 @@ void to_json(nlohmann::json& j, const Finding& f) {
     j["rank_ranges"] = nlohmann::json::array();
     for (const auto& r : f.rank_ranges) j["rank_ranges"].push_back({r.first, r.second});
   }
+  if (!f.verify.text.empty()) {
+    j["verify"] = f.verify.text;
+    j["verify_argv"] = command_json(f.verify)["argv"];
+  }
   if (!f.comm.empty()) {
     j["comm"] = f.comm;
     j["seq"] = f.seq;

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "compare/shell_command.h"
+
 namespace denpex {
 
 enum class Severity { warning, error };
@@ -39,6 +41,10 @@ struct Finding {
   // Collectives mode only (comm.empty() elsewhere).
   std::string comm;          // communicator identity
   long long seq = -1;        // 0-based position in that communicator's sequence
+
+  // A command that shows the fix took (made by compare/shell_command.h, never by pasting text);
+  // empty text when the rule has none. In JSON as "verify" and "verify_argv", as diagnose's.
+  ShellCommand verify;
 };
 
 void to_json(nlohmann::json& j, const Finding& f);

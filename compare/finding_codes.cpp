@@ -175,6 +175,66 @@ constexpr FindingCodeInfo kTable[] = {
      "`--max-decoded-ratio`); what decoded is judged, the rest is not, and no rank is blamed for "
      "what was cut; a recorder output (a Flight Recorder dump, RAS JSON) that was cut is not read",
      "0.3.0"},
+    {C::gpu_count_short, "gpu-count-short", S::error, "", M::gate, kExtension,
+     "a host shows fewer usable GPUs (`/proc/driver/nvidia/gpus`, excluded GPUs left out) than "
+     "the ranks the job places on it: NCCL refuses two ranks on one GPU",
+     "0.3.0"},
+    {C::gpu_count_mismatch, "gpu-count-mismatch", S::warning, "", M::gate, kExtension,
+     "where the job places the same number of ranks on every host, a host shows another number "
+     "of usable GPUs than the others (a GPU fell off the bus, or is excluded)",
+     "0.3.0"},
+    {C::gpu_model_mismatch, "gpu-model-mismatch", S::warning, "", M::gate, kExtension,
+     "a host's GPUs are another model than the other hosts'", "0.3.0"},
+    {C::gpu_kernel_module_mismatch, "gpu-kernel-module-mismatch", S::warning, "", M::gate,
+     kExtension,
+     "hosts load different NVIDIA kernel module versions (not repeated where "
+     "`cuda-driver-version-mismatch` names the same hosts)",
+     "0.3.0"},
+    {C::rdma_hca_mismatch, "rdma-hca-mismatch", S::warning, "", M::gate, kExtension,
+     "a host has another number or model of RDMA devices (`/sys/class/infiniband`) than the "
+     "other hosts: NCCL uses fewer rails there, or sockets",
+     "0.3.0"},
+    {C::rdma_firmware_mismatch, "rdma-firmware-mismatch", S::warning, "", M::gate, kExtension,
+     "RDMA devices of the same model run another firmware on a host than on the other hosts",
+     "0.3.0"},
+    {C::rdma_port_down, "rdma-port-down", S::warning, "", M::gate, kExtension,
+     "an RDMA port is not ACTIVE on a host where it is ACTIVE on the other hosts: NCCL leaves it "
+     "out, or falls back to sockets",
+     "0.3.0"},
+    {C::gpudirect_mismatch, "gpudirect-mismatch", S::warning, "", M::gate, kExtension,
+     "among hosts with RDMA devices, the GPUDirect RDMA peer-memory module (`nvidia_peermem` or "
+     "`nv_peer_mem`) is loaded on some and not on others: NCCL quietly runs without GPUDirect "
+     "there",
+     "0.3.0"},
+    {C::nccl_socket_ifname_unmatched, "nccl-socket-ifname-unmatched", S::error, "", M::gate,
+     kExtension,
+     "`NCCL_SOCKET_IFNAME` (environment or nccl.conf, with NCCL's `^`, `=` and prefix rules) "
+     "selects no interface on a host that is running and has an address: NCCL's bootstrap finds "
+     "no socket interface there and the job fails or hangs",
+     "0.3.0"},
+    {C::nccl_ib_hca_unmatched, "nccl-ib-hca-unmatched", S::warning, "", M::gate, kExtension,
+     "`NCCL_IB_HCA` (with NCCL's `^`, `=`, prefix and `:port` rules) selects no RDMA device on a "
+     "host, or only ports that are not ACTIVE: NCCL falls back to sockets there and the job runs "
+     "at a fraction of its speed",
+     "0.3.0"},
+    {C::cuda_visible_devices_beyond, "cuda-visible-devices-beyond", S::error, "", M::gate,
+     kExtension,
+     "`CUDA_VISIBLE_DEVICES` names a GPU (an index or a UUID) that the host does not have: CUDA "
+     "ignores it and every entry after it, so the rank gets fewer GPUs or none",
+     "0.3.0"},
+    {C::gpu_mig_mismatch, "gpu-mig-mismatch", S::error, "", M::gate, kExtension,
+     "MIG is enabled on a host's GPUs (NVML) and not on the other hosts', or the other way round: "
+     "CUDA there sees MIG instances, or no device, and NCCL cannot use them as the others' GPUs",
+     "0.3.0"},
+    {C::gpu_compute_mode_mismatch, "gpu-compute-mode-mismatch", S::warning, "", M::gate,
+     kExtension,
+     "a host's GPUs are in another compute mode (NVML) than the other hosts': in "
+     "exclusive-process mode two ranks cannot share a GPU, in prohibited mode none can use it",
+     "0.3.0"},
+    {C::gpu_lost, "gpu-lost", S::error, "", M::gate, kExtension,
+     "NVML reports a GPU of the host lost (`GPU_IS_LOST`; the driver's procfs still lists it): "
+     "CUDA fails on it",
+     "0.3.0"},
 };
 
 constexpr std::size_t kRows = std::size(kTable);
@@ -186,7 +246,7 @@ constexpr bool rows_in_enum_order() {
 }
 
 static_assert(rows_in_enum_order(), "kTable must list every FindingCode once, in enum order");
-static_assert(kRows == static_cast<std::size_t>(FindingCode::input_cut) + 1,
+static_assert(kRows == static_cast<std::size_t>(FindingCode::gpu_lost) + 1,
               "every FindingCode needs a row in kTable");
 
 const char* mode_meaning(CodeMode m) {

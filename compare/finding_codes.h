@@ -80,6 +80,20 @@ enum class FindingCode {
   nccl_wheel_conflict,
   torch_nccl_pin_mismatch,
   input_cut,
+  gpu_count_short,
+  gpu_count_mismatch,
+  gpu_model_mismatch,
+  gpu_kernel_module_mismatch,
+  rdma_hca_mismatch,
+  rdma_firmware_mismatch,
+  rdma_port_down,
+  gpudirect_mismatch,
+  nccl_socket_ifname_unmatched,
+  nccl_ib_hca_unmatched,
+  cuda_visible_devices_beyond,
+  gpu_mig_mismatch,
+  gpu_compute_mode_mismatch,
+  gpu_lost,
 };
 
 struct FindingCodeInfo {

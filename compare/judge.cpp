@@ -11,6 +11,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "compare/device_rules.h"
+#include "compare/device_setting_rules.h"
 #include "compare/facts.h"
 #include "compare/finding_codes.h"
 #include "compare/fold.h"
@@ -899,6 +901,8 @@ std::vector<Finding> judge(const std::vector<ConfigGroup>& all_groups,
     driver_version_rules(groups, baseline, &findings);
     net_plugin_rule(groups, baseline, &findings);
     env_rules(groups, baseline, &findings);
+    device_rules(groups, baseline, &findings);
+    device_setting_rules(groups, &findings);
     drop_duplicates(&findings);
   } catch (const std::exception& e) {
     // Only allocation failure or a formatting bug can get here; a verdict must still come out,

@@ -83,9 +83,17 @@ std::string configuration_line(const ConfigGroup& g) {
   std::string arch;
   if (r.mode == "static")
     arch = r.arch.empty() ? "architecture unknown (" + r.arch_source + "); " : r.arch + " image; ";
-  return fmt::format("{}, {}: {}\n      {}{}; {}; {}",
+  // An image's settings that name devices are said here: they can only be checked on the nodes.
+  std::string baked;
+  if (r.mode == "static" && !r.devices.settings.empty()) {
+    std::vector<std::string> set;
+    for (const auto& c : r.devices.settings) set.push_back(c.variable + "=" + c.value);
+    baked = fmt::format("; sets {} (checked against each node's devices when the gate runs there)",
+                        fmt::join(set, ", "));
+  }
+  return fmt::format("{}, {}: {}\n      {}{}; {}; {}{}",
                      plural(g.ranks.size(), "rank", "ranks"), plural(g.hosts.size(), "host", "hosts"),
-                     rank_phrase(g.ranks, g.hosts), arch, nccl, torch, driver);
+                     rank_phrase(g.ranks, g.hosts), arch, nccl, torch, driver, baked);
 }
 
 // "unlike [2]: NCCL_PROTO unset": what configuration i has that another lacks, so that two
@@ -152,6 +160,7 @@ std::string render_human(const ClusterReport& report, bool color) {
                          f.found.empty() ? "-" : f.found);
     }
     if (!f.fix.empty()) out += fmt::format("  fix: {}\n", f.fix);
+    if (!f.verify.text.empty()) out += fmt::format("  verify: {}\n", f.verify.text);
   }
   if (report.findings.size() > shown) {
     out += fmt::format("\n... and {} more (see --json)\n", report.findings.size() - shown);

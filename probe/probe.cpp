@@ -5,6 +5,8 @@
 #include "probe/candidates.h"
 #include "probe/cuda_driver_probe.h"
 #include "probe/cupy_probe.h"
+#include "probe/device_probe.h"
+#include "probe/device_settings.h"
 #include "probe/jax_probe.h"
 #include "probe/loader_check.h"
 #include "probe/nccl_probe.h"
@@ -12,6 +14,7 @@
 #include "probe/python_env.h"
 #include "probe/settings_probe.h"
 #include "probe/torch_probe.h"
+#include "probe/trust.h"
 
 extern char** environ;
 
@@ -28,6 +31,33 @@ std::map<std::string, std::string> current_environment() {
   }
   return env;
 }
+
+namespace {
+
+// Where the device facts are read, and the NVML this process would load: resolved as the loader
+// would, and as root only from a path no other user can write (trust.h), like every library the
+// probe loads.
+DeviceRoots device_roots(const ProbeContext& ctx, const ProbeOptions& o, const FsView& fs) {
+  DeviceRoots roots{o.proc_root, o.sys_root, "", ""};
+  if (!o.nvml) {
+    roots.nvml_why = "NVML is not asked (ProbeOptions::nvml)";
+    return roots;
+  }
+  Resolution res = resolve_library(ctx.loader, "libnvidia-ml.so.1", Requester{});
+  if (res.status != LoadStatus::found) {
+    roots.nvml_why = "no libnvidia-ml.so.1 resolves in this environment";
+    return roots;
+  }
+  TrustCheck trust = check_trusted_with_needed(ctx.loader, res.real_path, ctx.running_as_root);
+  if (!trust.trusted) {
+    roots.nvml_why = fmt::format("{} not loaded: {}", host_path(fs, res.real_path), trust.reason);
+    return roots;
+  }
+  roots.nvml = host_path(fs, res.real_path);
+  return roots;
+}
+
+}  // namespace
 
 RankRecord probe_rank(const ProbeOptions& o) {
   auto step = [&o](const char* what) {
@@ -49,6 +79,10 @@ RankRecord probe_rank(const ProbeOptions& o) {
   ctx.step_timeout = o.step_timeout;
   ctx.site_packages = o.site_packages;
   ctx.kernel_version_files = image ? std::vector<std::string>{} : o.kernel_version_files;
+  // The device files and NVML are read by a child from the start, beside the rest of the probe:
+  // the fork and a driver slow to answer then cost the probe little (finished at the end).
+  DeviceRead devices;
+  if (!image) devices = start_device_read(device_roots(ctx, o, fs));
 
   RankRecord r;
   r.probe_version = probe_version();
@@ -117,6 +151,16 @@ RankRecord probe_rank(const ProbeOptions& o) {
   r.profiler_plugin = probe_plugin(ctx, PluginKind::profiler, nccl_path);
   r.nccl_env = nccl_env_settings(ctx);
   r.nccl_conf = nccl_conf_settings(ctx);
+  // An image's devices are the nodes' it will run on: they are read there, not here.
+  // An image's settings that name devices (its ENV, its nccl.conf) are kept, unknown: they are
+  // checked on each node, against that node's devices.
+  if (image) {
+    r.devices = devices_not_probed();
+  } else {
+    step("the devices (GPUs, RDMA devices, GPUDirect, NVSwitch)");
+    r.devices = finish_device_read(&devices, o.step_timeout);
+  }
+  r.devices.settings = check_device_settings(o.env, r.nccl_conf, r.devices);
   return r;
 }
 

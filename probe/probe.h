@@ -27,6 +27,13 @@ struct ProbeOptions {
   // Where the kernel module's version is read; tests point these at fixtures.
   std::vector<std::string> kernel_version_files = {"/sys/module/nvidia/version",
                                                    "/proc/driver/nvidia/version"};
+  // Where procfs and sysfs are, for the device facts (probe/device_probe.h); tests point these
+  // at fixture trees.
+  std::string proc_root = "/proc";
+  std::string sys_root = "/sys";
+  // Whether NVML (libnvidia-ml.so.1, as the loader resolves it) is asked about the GPUs, in the
+  // device child; tests that must not meet the machine's NVML turn it off.
+  bool nvml = true;
   // Called as each step begins ("PyTorch", "the CUDA driver"), so a watchdog that has to cut
   // the probe off can say where it was stuck. May be empty.
   std::function<void(const char* step)> on_step;

@@ -63,6 +63,9 @@ std::string probe_input_key(const ProbeOptions& o) {
   h.add("--");
   for (const auto& f : o.kernel_version_files) h.add(f);
   h.add("--");
+  h.add(o.proc_root);
+  h.add(o.sys_root);
+  h.add(o.nvml ? "nvml" : "no-nvml");
   for (const auto& [name, value] : o.env) {
     if (per_rank_variable(name)) continue;
     h.add(name);

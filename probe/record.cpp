@@ -58,6 +58,27 @@ const char* to_string(PluginStatus s) {
   return "missing";
 }
 
+const char* to_string(FactStatus s) {
+  switch (s) {
+    case FactStatus::ok: return "ok";
+    case FactStatus::absent: return "absent";
+    case FactStatus::unknown: return "unknown";
+    case FactStatus::not_probed: return "not-probed";
+  }
+  return "unknown";
+}
+
+const char* to_string(SettingStatus s) {
+  switch (s) {
+    case SettingStatus::ok: return "ok";
+    case SettingStatus::no_device: return "no-device";
+    case SettingStatus::ports_down: return "ports-down";
+    case SettingStatus::too_many: return "too-many";
+    case SettingStatus::unknown: return "unknown";
+  }
+  return "unknown";
+}
+
 namespace {
 
 // Empty strings and zeros are left out so records stay small; readers default them.
@@ -122,7 +143,117 @@ void put_nccl_wheels(json& j, const std::vector<NcclWheel>& wheels) {
   j["nccl_wheels"] = std::move(a);
 }
 
-json body_json(const RankRecord& r) {
+// Interfaces are identities as a whole (names and addresses differ between hosts set up alike):
+// only their status is in the configuration. Of a setting's check, what it is and how it fares
+// are; its value (per rank) and what it selects (per host) are not.
+void put_nvml(json& j, const NvmlFacts& n, bool identities) {
+  json o = {{"status", to_string(n.status)}};
+  put(o, "why", n.why);
+  if (identities) put(o, "library", n.library);
+  if (n.status == FactStatus::ok) {
+    json list = json::array();
+    for (const auto& g : n.gpus) {
+      json e = json::object();
+      put(e, "name", g.name);
+      put(e, "compute_mode", g.compute_mode);
+      put(e, "mig", g.mig);
+      if (g.lost) e["lost"] = true;
+      list.push_back(std::move(e));
+    }
+    o["gpus"] = std::move(list);
+  }
+  j["nvml"] = std::move(o);
+}
+
+void put_interfaces_and_settings(json& j, const DevicesInfo& d, bool identities) {
+  json ifs = {{"status", to_string(d.interfaces.status)}};
+  put(ifs, "why", d.interfaces.why);
+  if (identities && d.interfaces.status == FactStatus::ok) {
+    json list = json::array();
+    for (const auto& i : d.interfaces.interfaces)
+      list.push_back({{"name", i.name}, {"running", i.running}, {"addresses", i.addresses}});
+    ifs["interfaces"] = std::move(list);
+  }
+  j["interfaces"] = std::move(ifs);
+  json settings = json::array();
+  for (const auto& c : d.settings) {
+    json o = {{"variable", c.variable}, {"status", to_string(c.status)}};
+    put(o, "source", c.source);
+    put(o, "detail", c.detail);
+    if (identities) {
+      o["value"] = c.value;
+      o["selected"] = c.selected;
+    }
+    settings.push_back(std::move(o));
+  }
+  j["settings"] = std::move(settings);
+}
+
+// Identities (bus locations, UUIDs, GUIDs) are left out of the configuration: with them every
+// host would be a configuration of its own. Counts, models, firmware and port states stay in:
+// they are what differs between hosts.
+json devices_json(const DevicesInfo& d, bool identities) {
+  auto head = [](FactStatus status, const std::string& why) {
+    json o = {{"status", to_string(status)}};
+    put(o, "why", why);
+    return o;
+  };
+  json j = head(d.status, d.why);
+  json g = head(d.gpus.status, d.gpus.why);
+  if (d.gpus.status == FactStatus::ok) {
+    json list = json::array();
+    for (const auto& gpu : d.gpus.devices) {
+      json o = json::object();
+      if (identities) {
+        put(o, "bus_location", gpu.bus_location);
+        put(o, "uuid", gpu.uuid);
+      }
+      put(o, "model", gpu.model);
+      put(o, "excluded", gpu.excluded);
+      list.push_back(std::move(o));
+    }
+    g["devices"] = std::move(list);
+  }
+  j["gpus"] = std::move(g);
+  json rdma = head(d.rdma.status, d.rdma.why);
+  if (d.rdma.status == FactStatus::ok) {
+    json list = json::array();
+    for (const auto& dev : d.rdma.devices) {
+      json o = {{"name", dev.name}};
+      if (identities) put(o, "node_guid", dev.node_guid);
+      put(o, "hca_type", dev.hca_type);
+      put(o, "fw_ver", dev.fw_ver);
+      put(o, "board_id", dev.board_id);
+      json ports = json::array();
+      for (const auto& p : dev.ports) {
+        json po = {{"port", p.port}};
+        put(po, "state", p.state);
+        put(po, "phys_state", p.phys_state);
+        put(po, "link_layer", p.link_layer);
+        put(po, "rate", p.rate);
+        ports.push_back(std::move(po));
+      }
+      o["ports"] = std::move(ports);
+      list.push_back(std::move(o));
+    }
+    rdma["devices"] = std::move(list);
+  }
+  j["rdma"] = std::move(rdma);
+  json gd = head(d.gpudirect.status, d.gpudirect.why);
+  put(gd, "module", d.gpudirect.module);
+  put(gd, "version", d.gpudirect.version);
+  j["gpudirect"] = std::move(gd);
+  json sw = head(d.nvswitch.status, d.nvswitch.why);
+  if (d.nvswitch.status == FactStatus::ok) sw["count"] = d.nvswitch.count;
+  put(sw, "fabric_manager", d.nvswitch.fabric_manager);
+  put(sw, "fabric_manager_why", d.nvswitch.fabric_manager_why);
+  j["nvswitch"] = std::move(sw);
+  put_nvml(j, d.nvml, identities);
+  put_interfaces_and_settings(j, d, identities);
+  return j;
+}
+
+json body_json(const RankRecord& r, bool identities) {
   json j;
   put(j, "probe_version", r.probe_version);
   put(j, "arch", r.arch);
@@ -207,6 +338,7 @@ json body_json(const RankRecord& r) {
   j["nccl_conf"] = r.nccl_conf;
   j["untrusted_libraries"] = r.untrusted_libraries;
   j["foreign_libraries"] = r.foreign_libraries;
+  j["devices"] = devices_json(r.devices, identities);
   j["probe_errors"] = r.probe_errors;
   return j;
 }
@@ -328,10 +460,198 @@ std::vector<NcclWheel> nccl_wheels_from(const json& j) {
   return out;
 }
 
+// The devices object is read strictly: a wrong type is refused with the key's path, never
+// taken as a default, since a forged "count" must not pass as a uniform cluster.
+const json* member(const json& o, const char* key) {
+  auto it = o.find(key);
+  if (it == o.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+std::string dstr(const json& o, const char* key, const std::string& where) {
+  const json* v = member(o, key);
+  if (!v) return "";
+  if (!v->is_string())
+    throw std::runtime_error("\"" + where + "." + key + "\" is not a string");
+  return v->get<std::string>();
+}
+
+const json& dobject(const json& v, const std::string& where) {
+  if (!v.is_object()) throw std::runtime_error("\"" + where + "\" is not an object");
+  return v;
+}
+
+const json* darray(const json& o, const char* key, const std::string& where) {
+  const json* v = member(o, key);
+  if (v && !v->is_array())
+    throw std::runtime_error("\"" + where + "." + key + "\" is not an array");
+  return v;
+}
+
+FactStatus fact_status(const json& o, const std::string& where) {
+  std::string s = dstr(o, "status", where);
+  if (s.empty()) return FactStatus::unknown;
+  for (FactStatus f :
+       {FactStatus::ok, FactStatus::absent, FactStatus::unknown, FactStatus::not_probed})
+    if (s == to_string(f)) return f;
+  throw std::runtime_error("unknown " + where + ".status \"" + s + "\"");
+}
+
+bool dbool(const json& o, const char* key, const std::string& where) {
+  const json* v = member(o, key);
+  if (!v) return false;
+  if (!v->is_boolean()) throw std::runtime_error("\"" + where + "." + key + "\" is not a boolean");
+  return v->get<bool>();
+}
+
+std::vector<std::string> dstrings(const json& o, const char* key, const std::string& where) {
+  std::vector<std::string> out;
+  if (const json* list = darray(o, key, where)) {
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      if (!list->at(i).is_string())
+        throw std::runtime_error("\"" + where + "." + key + "[" + std::to_string(i) +
+                                 "]\" is not a string");
+      out.push_back(list->at(i).get<std::string>());
+    }
+  }
+  return out;
+}
+
+SettingStatus setting_status(const json& o, const std::string& where) {
+  const std::string s = dstr(o, "status", where);
+  for (SettingStatus v : {SettingStatus::ok, SettingStatus::no_device, SettingStatus::ports_down,
+                          SettingStatus::too_many, SettingStatus::unknown})
+    if (s == to_string(v)) return v;
+  throw std::runtime_error("unknown " + where + ".status \"" + s + "\"");
+}
+
+void nvml_from(const json& j, DevicesInfo* d) {
+  const json* n = member(j, "nvml");
+  if (!n) return;
+  const std::string w = "devices.nvml";
+  dobject(*n, w);
+  d->nvml.status = fact_status(*n, w);
+  d->nvml.why = dstr(*n, "why", w);
+  d->nvml.library = dstr(*n, "library", w);
+  if (const json* list = darray(*n, "gpus", w)) {
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      const std::string ew = w + ".gpus[" + std::to_string(i) + "]";
+      const json& e = dobject(list->at(i), ew);
+      d->nvml.gpus.push_back({dstr(e, "name", ew), dstr(e, "compute_mode", ew),
+                              dstr(e, "mig", ew), dbool(e, "lost", ew)});
+    }
+  }
+}
+
+void interfaces_and_settings_from(const json& j, DevicesInfo* d) {
+  nvml_from(j, d);
+  if (const json* f = member(j, "interfaces")) {
+    const std::string w = "devices.interfaces";
+    dobject(*f, w);
+    d->interfaces.status = fact_status(*f, w);
+    d->interfaces.why = dstr(*f, "why", w);
+    if (const json* list = darray(*f, "interfaces", w)) {
+      for (std::size_t i = 0; i < list->size(); ++i) {
+        const std::string ew = w + ".interfaces[" + std::to_string(i) + "]";
+        const json& e = dobject(list->at(i), ew);
+        d->interfaces.interfaces.push_back(
+            {dstr(e, "name", ew), dbool(e, "running", ew), dstrings(e, "addresses", ew)});
+      }
+    }
+  }
+  if (const json* list = darray(j, "settings", "devices")) {
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      const std::string ew = "devices.settings[" + std::to_string(i) + "]";
+      const json& e = dobject(list->at(i), ew);
+      d->settings.push_back({dstr(e, "variable", ew), dstr(e, "value", ew),
+                             dstr(e, "source", ew), setting_status(e, ew), dstr(e, "detail", ew),
+                             dstrings(e, "selected", ew)});
+    }
+  }
+}
+
+DevicesInfo devices_from(const json& j) {
+  DevicesInfo d;
+  const std::string w = "devices";
+  dobject(j, w);
+  d.status = fact_status(j, w);
+  d.why = dstr(j, "why", w);
+  if (const json* g = member(j, "gpus")) {
+    const std::string gw = w + ".gpus";
+    dobject(*g, gw);
+    d.gpus.status = fact_status(*g, gw);
+    d.gpus.why = dstr(*g, "why", gw);
+    if (const json* list = darray(*g, "devices", gw)) {
+      for (std::size_t i = 0; i < list->size(); ++i) {
+        const std::string ew = gw + ".devices[" + std::to_string(i) + "]";
+        const json& e = dobject(list->at(i), ew);
+        d.gpus.devices.push_back({dstr(e, "bus_location", ew), dstr(e, "uuid", ew),
+                                  dstr(e, "model", ew), dstr(e, "excluded", ew)});
+      }
+    }
+  }
+  if (const json* r = member(j, "rdma")) {
+    const std::string rw = w + ".rdma";
+    dobject(*r, rw);
+    d.rdma.status = fact_status(*r, rw);
+    d.rdma.why = dstr(*r, "why", rw);
+    if (const json* list = darray(*r, "devices", rw)) {
+      for (std::size_t i = 0; i < list->size(); ++i) {
+        const std::string ew = rw + ".devices[" + std::to_string(i) + "]";
+        const json& e = dobject(list->at(i), ew);
+        RdmaDevice dev{dstr(e, "name", ew), dstr(e, "node_guid", ew), dstr(e, "hca_type", ew),
+                       dstr(e, "fw_ver", ew), dstr(e, "board_id", ew), {}};
+        if (const json* ports = darray(e, "ports", ew)) {
+          for (std::size_t k = 0; k < ports->size(); ++k) {
+            const std::string pw = ew + ".ports[" + std::to_string(k) + "]";
+            const json& p = dobject(ports->at(k), pw);
+            dev.ports.push_back({dstr(p, "port", pw), dstr(p, "state", pw),
+                                 dstr(p, "phys_state", pw), dstr(p, "link_layer", pw),
+                                 dstr(p, "rate", pw)});
+          }
+        }
+        d.rdma.devices.push_back(std::move(dev));
+      }
+    }
+  }
+  if (const json* g = member(j, "gpudirect")) {
+    const std::string gw = w + ".gpudirect";
+    dobject(*g, gw);
+    d.gpudirect.status = fact_status(*g, gw);
+    d.gpudirect.why = dstr(*g, "why", gw);
+    d.gpudirect.module = dstr(*g, "module", gw);
+    d.gpudirect.version = dstr(*g, "version", gw);
+  }
+  if (const json* s = member(j, "nvswitch")) {
+    const std::string sw = w + ".nvswitch";
+    dobject(*s, sw);
+    d.nvswitch.status = fact_status(*s, sw);
+    d.nvswitch.why = dstr(*s, "why", sw);
+    d.nvswitch.count = static_cast<int>(integer(*s, "count", 0, 0, 1 << 20));
+    d.nvswitch.fabric_manager = dstr(*s, "fabric_manager", sw);
+    if (d.nvswitch.fabric_manager.empty()) d.nvswitch.fabric_manager = "unknown";
+    d.nvswitch.fabric_manager_why = dstr(*s, "fabric_manager_why", sw);
+  }
+  interfaces_and_settings_from(j, &d);
+  return d;
+}
+
 }  // namespace
 
+void devices_to_json(json& j, const DevicesInfo& d) { j = devices_json(d, true); }
+
+bool devices_from_json(const json& j, DevicesInfo* out, std::string* error) {
+  try {
+    *out = devices_from(j);
+    return true;
+  } catch (const std::exception& e) {
+    *error = e.what();
+    return false;
+  }
+}
+
 void to_json(json& j, const RankRecord& r) {
-  j = body_json(r);
+  j = body_json(r, true);
   j["rank"] = r.rank;
   j["host"] = r.host;
   j["pid"] = r.pid;
@@ -428,6 +748,11 @@ bool record_from_json(const json& j, RankRecord* out, std::string* error) {
     r.nccl_conf = string_map(j, "nccl_conf");
     r.untrusted_libraries = string_list(j, "untrusted_libraries");
     r.foreign_libraries = string_list(j, "foreign_libraries");
+    if (j.contains("devices")) {
+      r.devices = devices_from(j.at("devices"));
+    } else {
+      r.devices.why = "not in the record (written by a probe that did not read devices)";
+    }
     r.probe_errors = string_list(j, "probe_errors");
     *out = std::move(r);
     return true;
@@ -441,7 +766,7 @@ bool record_from_json(const json& j, RankRecord* out, std::string* error) {
 // values) need not be UTF-8, and the default handler throws on them, which would abort the
 // probe on a directory named with a Latin-1 byte.
 std::string configuration_json(const RankRecord& r) {
-  return body_json(r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return body_json(r, false).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 unsigned long long configuration_digest(const RankRecord& r) {

@@ -167,6 +167,145 @@ struct PluginInfo {
   std::string error;
 };
 
+// How a device fact was read.
+//   ok          read from the kernel's files
+//   absent      the kernel's files say there is none (no /sys/class/infiniband: no RDMA
+//               driver loaded; no peer-memory module under /sys/module)
+//   unknown     could not be read (no /proc/driver/nvidia: driver not loaded, or a container
+//               masks it; a read that timed out); `why` says which. Never judged
+//   not_probed  under --root: the devices are the nodes', not the image's
+enum class FactStatus { ok, absent, unknown, not_probed };
+
+// One GPU from /proc/driver/nvidia/gpus/<bus>/information.
+struct GpuDevice {
+  std::string bus_location;  // identity: "0000:70:00.0" (the directory's name); out of the digest
+  std::string uuid;          // identity: "GPU-3291dfa4-..."; "" when the line is missing (drivers
+                             // before a GPU's first open) or a placeholder
+  std::string model;         // "NVIDIA L4"; "" when unknown (an empty file: older drivers write
+                             // nothing when the power reference fails)
+  std::string excluded;      // "yes", "no"; "" when the line is missing (older drivers)
+};
+
+struct GpuFacts {
+  FactStatus status = FactStatus::unknown;
+  std::string why;                 // for every status but ok
+  std::vector<GpuDevice> devices;  // sorted by bus location
+};
+
+// One port of an RDMA device, each field as sysfs words it ("ACTIVE", "LinkUp", "InfiniBand",
+// "400 Gb/sec (4X NDR)"); "" when the file is unreadable.
+struct RdmaPort {
+  std::string port;        // "1"
+  std::string state;       // name part of "4: ACTIVE"
+  std::string phys_state;  // name part of "5: LinkUp"
+  std::string link_layer;
+  std::string rate;
+};
+
+struct RdmaDevice {
+  std::string name;        // "mlx5_0": what NCCL_IB_HCA names
+  std::string node_guid;   // identity: "a088:c203:007e:1dba"; out of the digest
+  std::string hca_type;    // "MT4129"; "" when the driver has no such file
+  std::string fw_ver;      // "28.41.1000"
+  std::string board_id;    // "MT_0000000838"
+  std::vector<RdmaPort> ports;  // by port number
+};
+
+struct RdmaFacts {
+  FactStatus status = FactStatus::unknown;
+  std::string why;
+  std::vector<RdmaDevice> devices;  // sorted by name
+};
+
+// GPUDirect RDMA's peer-memory module: ok (loaded: `module` names it), absent (neither loaded),
+// unknown (no /sys/module to look in).
+struct GpuDirectFacts {
+  FactStatus status = FactStatus::unknown;
+  std::string why;
+  std::string module;   // "nvidia_peermem" or "nv_peer_mem"
+  std::string version;  // /sys/module/<module>/version; "" when the module has none
+};
+
+// NVSwitch devices the driver lists (/proc/driver/nvidia-nvswitch/devices/*). The fabric
+// manager's state is in no file the probe reads: "unknown" until something tells it.
+struct NvSwitchFacts {
+  FactStatus status = FactStatus::unknown;
+  std::string why;
+  int count = 0;
+  std::string fabric_manager = "unknown";
+  std::string fabric_manager_why;
+};
+
+// One GPU as NVML (libnvidia-ml.so.1) answers for it, by NVML index.
+struct NvmlGpu {
+  std::string name;          // nvmlDeviceGetName; "" when it failed
+  std::string compute_mode;  // "default", "exclusive-thread", "prohibited", "exclusive-process";
+                             // "" when unknown
+  std::string mig;           // "enabled", "disabled"; "" where MIG is not supported
+  bool lost = false;         // nvmlDeviceGetHandleByIndex_v2 answered GPU_IS_LOST
+};
+
+// NVML's view, read in the same isolated child as the driver's files: ok (`gpus` by index),
+// unknown with why (no libnvidia-ml.so.1, not loaded as root from a path others can write,
+// nvmlInit_v2 failed: "driver not loaded"), not_probed under --root.
+struct NvmlFacts {
+  FactStatus status = FactStatus::unknown;
+  std::string why;
+  std::string library;  // the file loaded (identity: out of the digest)
+  std::vector<NvmlGpu> gpus;
+};
+
+// A network interface as getifaddrs() gives it (identities: out of the digest, as interface
+// names differ between hosts that are configured alike, and veth names are random).
+struct NetInterface {
+  std::string name;                    // "eth0"
+  bool running = false;                // IFF_RUNNING: NCCL's sockets use only running ones
+  std::vector<std::string> addresses;  // "10.0.0.5", "fe80::1"; IPv4 and IPv6 only, sorted
+};
+
+struct InterfaceFacts {
+  FactStatus status = FactStatus::unknown;
+  std::string why;
+  std::vector<NetInterface> interfaces;  // sorted by name
+};
+
+// How a setting that names devices fares against this host's devices.
+//   ok          it selects something NCCL or CUDA can use (or it is not in force)
+//   no_device   it names nothing this host has (no interface, no HCA)
+//   ports_down  NCCL_IB_HCA names HCAs here, but none of their named ports is ACTIVE
+//   too_many    CUDA_VISIBLE_DEVICES names a GPU this host does not have
+//   unknown     the facts it is checked against could not be read; never judged
+enum class SettingStatus { ok, no_device, ports_down, too_many, unknown };
+
+// One setting checked on this host. `variable`, `status` and `detail` are in the digest (hosts
+// where the same setting fails alike share a configuration); `value` and `selected` are not:
+// CUDA_VISIBLE_DEVICES differs by rank, and what a prefix selects by host.
+struct DeviceSettingCheck {
+  std::string variable;               // "NCCL_SOCKET_IFNAME"
+  std::string value;                  // as set
+  std::string source;                 // "environment" or "nccl.conf"
+  SettingStatus status = SettingStatus::unknown;
+  std::string detail;                 // why, for every status but ok; the same words on hosts
+                                      // that fail alike
+  std::vector<std::string> selected;  // what it selects here ("eth0", "mlx5_0:1", "0")
+};
+
+// The devices NCCL will drive on this host. `status` not_probed under --root (every part then
+// not_probed too), ok otherwise (each part has its own status).
+struct DevicesInfo {
+  FactStatus status = FactStatus::unknown;
+  std::string why;
+  GpuFacts gpus;
+  RdmaFacts rdma;
+  GpuDirectFacts gpudirect;
+  NvSwitchFacts nvswitch;
+  NvmlFacts nvml;
+  InterfaceFacts interfaces;
+  // NCCL_SOCKET_IFNAME, NCCL_IB_HCA and CUDA_VISIBLE_DEVICES where set, checked against the
+  // facts above (probe/device_settings.h).
+  std::vector<DeviceSettingCheck> settings;
+};
+
 struct RankRecord {
   // Identity fields: excluded from configuration digests.
   int rank = 0;
@@ -204,6 +343,9 @@ struct RankRecord {
   // "path (built for x86_64, the image is aarch64)".
   std::vector<std::string> foreign_libraries;
   std::vector<LoaderCheck> loader_checks;          // emulation vs the real loader (live only)
+  // GPUs, RDMA devices, GPUDirect, NVSwitch. Records of older probes have none: status unknown,
+  // why "not in the record".
+  DevicesInfo devices;
   std::vector<std::string> probe_errors;           // steps that failed or timed out, with reason
 };
 
@@ -213,6 +355,8 @@ const char* to_string(TorchStatus s);
 const char* to_string(FrameworkStatus s);
 const char* to_string(DriverStatus s);
 const char* to_string(PluginStatus s);
+const char* to_string(FactStatus s);
+const char* to_string(SettingStatus s);
 
 // The `host` of a record probed under --root starts with this: findings then name the image
 // ("image /srv/pytorch.tar") instead of "rank 1 on <the machine that read it>".
@@ -224,7 +368,14 @@ void to_json(nlohmann::json& j, const RankRecord& r);
 // not a rank record; never throws.
 bool record_from_json(const nlohmann::json& j, RankRecord* out, std::string* error);
 
-// The record as JSON without identity fields (rank, host, pid): two ranks with the same
+// The devices object of a record (identities included), and back: the probe's isolated child
+// sends its facts this way. devices_from_json returns false and sets *error (naming the key) when
+// a field has the wrong type; never throws.
+void devices_to_json(nlohmann::json& j, const DevicesInfo& d);
+bool devices_from_json(const nlohmann::json& j, DevicesInfo* out, std::string* error);
+
+// The record as JSON without identity fields (rank, host, pid; and in `devices`, GPU bus
+// locations and UUIDs and RDMA node GUIDs): two ranks with the same
 // configuration give byte-identical dumps.
 std::string configuration_json(const RankRecord& r);
 

@@ -189,3 +189,14 @@ TEST_CASE("render_human: a different NCCL names where it came from") {
   CHECK(text.find("      unlike [2]: NCCL 2.28.9+cuda13.0 /usr/lib/x86_64-linux-gnu/libnccl.so.2.28.9 from ld.so.cache\n") !=
         std::string::npos);
 }
+
+TEST_CASE("an image's settings that name devices are said, to be checked on the nodes") {
+  RankRecord image = load_record("rank_ok.json");
+  image.mode = "static";
+  image.host = std::string(kImageHostPrefix) + "/srv/img.tar";
+  image.devices.settings = {{"NCCL_SOCKET_IFNAME", "eth0", "environment", SettingStatus::unknown,
+                             "the host's interfaces could not be read", {}}};
+  std::string text = render_human(make_report(group_records({image}), {}, {}, 1, false), false);
+  CHECK(text.find("sets NCCL_SOCKET_IFNAME=eth0 (checked against each node's devices when the "
+                  "gate runs there)") != std::string::npos);
+}

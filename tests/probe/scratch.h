@@ -109,6 +109,11 @@ inline denpex::ProbeOptions options_with(std::map<std::string, std::string> env)
   o.step_timeout = 5.0;
   o.running_as_root = ::geteuid() == 0;
   o.kernel_version_files = {};
+  // No device facts from the machine the tests run on (device_probe_test.cpp points these at
+  // fixture trees).
+  o.proc_root = "/nonexistent/proc";
+  o.sys_root = "/nonexistent/sys";
+  o.nvml = false;
   return o;
 }
 

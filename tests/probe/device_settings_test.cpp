@@ -1,0 +1,130 @@
+// Settings that name devices against one host's facts (probe/device_settings.h): the bootstrap
+// failure of marin-community/marin issue #6940 ("Bootstrap : no socket interface found" with
+// NCCL_SOCKET_IFNAME=enp90s0np0 on a host without it), NCCL's fallback to sockets when
+// NCCL_IB_HCA selects nothing (NVIDIA/nccl issue #226: "NET/IB : No device found." then
+// "NET/Socket : Using [0]ens3"), and CUDA_VISIBLE_DEVICES beyond the host's GPUs.
+#include "probe/device_settings.h"
+
+#include <catch2/catch.hpp>
+
+using namespace denpex;
+
+namespace {
+
+InterfaceFacts host_interfaces() {
+  InterfaceFacts f;
+  f.status = FactStatus::ok;
+  f.interfaces = {{"docker0", false, {"172.17.0.1"}},
+                  {"ens5", true, {"10.0.0.5", "fe80::1"}},
+                  {"ib0", false, {}},
+                  {"lo", true, {"127.0.0.1", "::1"}}};
+  return f;
+}
+
+RdmaFacts host_hcas() {
+  RdmaFacts r;
+  r.status = FactStatus::ok;
+  r.devices = {{"mlx5_0", "", "MT4129", "28.41.1000", "", {{"1", "ACTIVE", "LinkUp", "InfiniBand", ""}}},
+               {"mlx5_1", "", "MT4129", "28.41.1000", "", {{"1", "DOWN", "Disabled", "InfiniBand", ""}}}};
+  return r;
+}
+
+GpuFacts host_gpus(int n) {
+  GpuFacts g;
+  g.status = FactStatus::ok;
+  for (int i = 0; i < n; ++i)
+    g.devices.push_back({"0000:1" + std::to_string(i) + ":00.0",
+                         "GPU-3291dfa4-fcc4-0110-615b-c894a0d7c68" + std::to_string(i),
+                         "NVIDIA H100 80GB HBM3", "no"});
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("NCCL_SOCKET_IFNAME: an interface the host does not have is no_device") {
+  DeviceSettingCheck c = check_socket_ifname("eth0", "", host_interfaces());
+  CHECK(c.status == SettingStatus::no_device);
+  CHECK(c.detail.find("selects no interface") != std::string::npos);
+  CHECK(c.detail.find("ens5") == std::string::npos);  // same words on every such host
+  DeviceSettingCheck ok = check_socket_ifname("ens", "", host_interfaces());
+  CHECK(ok.status == SettingStatus::ok);
+  CHECK(ok.selected == std::vector<std::string>{"ens5"});
+}
+
+TEST_CASE("NCCL_SOCKET_IFNAME: interfaces down or without an address select nothing") {
+  CHECK(check_socket_ifname("ib", "", host_interfaces()).status == SettingStatus::no_device);
+  CHECK(check_socket_ifname("=docker0", "", host_interfaces()).detail.find("down") !=
+        std::string::npos);
+  // ^ leaves out what it names: here everything usable.
+  CHECK(check_socket_ifname("^ens,lo", "", host_interfaces()).status == SettingStatus::no_device);
+  CHECK(check_socket_ifname("^docker,lo", "", host_interfaces()).selected ==
+        std::vector<std::string>{"ens5"});
+  // NCCL_SOCKET_FAMILY=AF_INET6: lo's ::1 is left out, ens5's fe80::1 counts.
+  CHECK(check_socket_ifname("lo", "AF_INET6", host_interfaces()).status == SettingStatus::no_device);
+  CHECK(check_socket_ifname("ens", "AF_INET6", host_interfaces()).status == SettingStatus::ok);
+}
+
+TEST_CASE("NCCL_SOCKET_IFNAME: one character is ignored by NCCL; unknown interfaces not judged") {
+  CHECK(check_socket_ifname("x", "", host_interfaces()).status == SettingStatus::ok);
+  InterfaceFacts none;
+  none.why = "getifaddrs failed";
+  CHECK(check_socket_ifname("eth0", "", none).status == SettingStatus::unknown);
+}
+
+TEST_CASE("NCCL_IB_HCA: no such HCA, a down port, a port number, an exact name") {
+  CHECK(check_ib_hca("mlx5_0", host_hcas()).status == SettingStatus::ok);
+  CHECK(check_ib_hca("mlx5_0", host_hcas()).selected == std::vector<std::string>{"mlx5_0:1"});
+  CHECK(check_ib_hca("mlx5_1", host_hcas()).status == SettingStatus::ports_down);
+  CHECK(check_ib_hca("mlx5_0:2", host_hcas()).status == SettingStatus::no_device);
+  CHECK(check_ib_hca("=mlx5_", host_hcas()).status == SettingStatus::no_device);
+  CHECK(check_ib_hca("mlx5_", host_hcas()).status == SettingStatus::ok);
+  CHECK(check_ib_hca("^mlx5_0", host_hcas()).status == SettingStatus::ports_down);
+  RdmaFacts none;
+  none.status = FactStatus::absent;
+  CHECK(check_ib_hca("mlx5_0", none).status == SettingStatus::no_device);
+  CHECK(check_ib_hca("mlx5_0", RdmaFacts{}).status == SettingStatus::unknown);
+}
+
+TEST_CASE("CUDA_VISIBLE_DEVICES: indices and UUID prefixes against the host's usable GPUs") {
+  CHECK(check_cuda_visible_devices("0,1,2,3", host_gpus(4)).status == SettingStatus::ok);
+  DeviceSettingCheck c = check_cuda_visible_devices("0,1,2,3,4", host_gpus(4));
+  CHECK(c.status == SettingStatus::too_many);
+  CHECK(c.detail == "names GPU 4, beyond the 4 usable GPUs this host has: CUDA ignores it and "
+                    "every entry after it");
+  GpuFacts excluded = host_gpus(4);
+  excluded.devices[3].excluded = "yes";
+  CHECK(check_cuda_visible_devices("3", excluded).status == SettingStatus::too_many);
+  CHECK(check_cuda_visible_devices("GPU-3291dfa4-fcc4-0110-615b-c894a0d7c682", host_gpus(4)).status ==
+        SettingStatus::ok);
+  CHECK(check_cuda_visible_devices("GPU-deadbeef", host_gpus(4)).status == SettingStatus::too_many);
+  // A GPU without a UUID line: a UUID entry cannot be judged.
+  GpuFacts no_uuid = host_gpus(2);
+  no_uuid.devices[1].uuid.clear();
+  CHECK(check_cuda_visible_devices("GPU-deadbeef", no_uuid).status == SettingStatus::unknown);
+  // "" hides every GPU on purpose; MIG ids are not read: neither is judged.
+  CHECK(check_cuda_visible_devices("", host_gpus(4)).status == SettingStatus::ok);
+  CHECK(check_cuda_visible_devices("MIG-GPU-3291dfa4/1/0", host_gpus(4)).status ==
+        SettingStatus::unknown);
+  CHECK(check_cuda_visible_devices("0", GpuFacts{}).status == SettingStatus::unknown);
+}
+
+TEST_CASE("the environment wins over nccl.conf; unset settings give no check") {
+  DevicesInfo d;
+  d.interfaces = host_interfaces();
+  d.rdma = host_hcas();
+  d.gpus = host_gpus(2);
+  auto checks = check_device_settings({{"NCCL_SOCKET_IFNAME", "ens"}},
+                                      {{"NCCL_SOCKET_IFNAME", "eth"}, {"NCCL_IB_HCA", "mlx5_1"}}, d);
+  REQUIRE(checks.size() == 2);
+  CHECK(checks[0].variable == "NCCL_SOCKET_IFNAME");
+  CHECK(checks[0].source == "environment");
+  CHECK(checks[0].status == SettingStatus::ok);
+  CHECK(checks[1].variable == "NCCL_IB_HCA");
+  CHECK(checks[1].source == "nccl.conf");
+  CHECK(checks[1].status == SettingStatus::ports_down);
+  CHECK(check_device_settings({}, {}, d).empty());
+  // The IB transport off: NCCL_IB_HCA is not looked at.
+  CHECK(check_device_settings({{"NCCL_IB_HCA", "mlx5_1"}, {"NCCL_IB_DISABLE", "1"}}, {}, d).empty());
+  CHECK(check_device_settings({{"NCCL_IB_HCA", "mlx5_1"}, {"NCCL_NET", "socket"}}, {}, d).empty());
+  CHECK(check_device_settings({{"NCCL_IB_HCA", "mlx5_1"}, {"NCCL_NET", "IB"}}, {}, d).size() == 1);
+}
