@@ -22,6 +22,10 @@ Cases:
                     diagnose and collectives
   damaged           a garbage-trailed .gz and a truncated .xz beside a good log; a .gz damaged
                     from its first byte; a truncated .gz among the per-rank logs of collectives
+  absent_ranks      a 319-byte trace and an NCCL Inspector record claiming a communicator of
+                    2^31-1 ranks (it took all memory), and a trace claiming 4,000,000
+  processes         120,000 processes on as many hosts, one NCCL version line each, two versions
+                    (was over 30 s: every new host was compared with every host seen)
 
 Exit 0 pass, 1 fail, 77 skipped (a program the case needs is absent).
 """
@@ -406,6 +410,55 @@ def case_damaged_collectives(probe, w, base, sanitized):
         bad("damaged collectives: --strict does not refuse a judgement made without the cut part")
 
 
+# ---- counts read from an input, and many processes ------------------------------------------
+
+def trace(nranks):
+    return "\n".join([
+        '{"schema":"denpex.trace.v1","host":"nodeA","pid":100,"rank":0}',
+        '{"ev":"comm","comm":"00000000000000aa","handle":"0x1","rank":0,"nranks":%d,"how":"InitRank","status":0}' % nranks,
+        '{"ev":"call","comm":"00000000000000aa","seq":0,"op":"AllReduce","count":8,"dtype":7,"redop":0,'
+        '"root":-1,"peer":-1,"rank":0,"nranks":%d}' % nranks]) + "\n"
+
+
+def case_absent_ranks(probe, w, base, sanitized):
+    for mode in ("collectives", "diagnose"):
+        with open(os.path.join(w, "huge.jsonl"), "w") as f:
+            f.write(trace(2147483647))
+        r = run(probe, [mode, "huge.jsonl"], w, sanitized)
+        if held(r, mode + " nranks 2^31-1", 64 * MIB // 1024, base, sanitized) and r.rc != 2:
+            bad("{} nranks 2^31-1: exit {}, not 2 (the record is out of range, nothing else is read)".format(mode, r.rc))
+    with open(os.path.join(w, "big.jsonl"), "w") as f:
+        f.write(trace(4000000))
+    r = run(probe, ["collectives", "big.jsonl", "--json", "c.json"], w, sanitized)
+    if held(r, "collectives nranks 4,000,000", 64 * MIB // 1024, base, sanitized):
+        rep = report(os.path.join(w, "c.json"), "absent_ranks")
+        absent = [f for f in (rep or {}).get("findings", []) if f["code"] == "collective-ranks-absent"]
+        if not absent or len(absent[0]["ranks"]) > 1024 or absent[0].get("ranks_total") != 3999999 \
+                or absent[0].get("rank_ranges") != [[1, 3999999]]:
+            bad("absent_ranks: 3,999,999 absent ranks not given as at most 1,024 ranks plus ranges: {}".format(
+                json.dumps(absent)[:300]))
+        if "3999999 ranks (1-3999999)" not in r.out:
+            bad("absent_ranks: the text does not name the absent ranks as a range")
+    rec = {"header": {"id": "0xabc", "rank": 0, "n_ranks": 2147483647, "nnodes": 1},
+           "metadata": {"inspector_output_format_version": "v4.0", "hostname": "nodeA", "pid": 7},
+           "coll_perf": {"coll": "AllReduce", "coll_sn": 1, "coll_msg_size_bytes": 8}}
+    with open(os.path.join(w, "inspector.log"), "w") as f:
+        f.write(json.dumps(rec) + "\n")
+    r = run(probe, ["collectives", "inspector.log"], w, sanitized)
+    held(r, "inspector n_ranks 2^31-1", 64 * MIB // 1024, base, sanitized)
+
+
+def case_processes(probe, w, base, sanitized):
+    with open(os.path.join(w, "procs.log"), "w") as f:
+        for i in range(120000):
+            f.write("node%06d:%d:%d [0] NCCL INFO NCCL version 2.18.%d+cuda12.1\n" % (i, 1000 + i, 1000 + i, i % 2))
+    r = run(probe, ["diagnose", "procs.log", "--json", "p.json"], w, sanitized)
+    if held(r, "120,000 processes", 512 * MIB // 1024, base, sanitized):
+        rep = report(os.path.join(w, "p.json"), "processes")
+        if rep and not any(f["code"] == "nccl-version-mismatch" for f in rep["findings"]):
+            bad("processes: the two NCCL versions are not found")
+
+
 CASES = {
     "fr_json_gz": case_fr_json_gz,
     "ras_json": case_ras_json,
@@ -414,6 +467,8 @@ CASES = {
     "gz_bomb": lambda p, w, b, s: case_bomb(p, w, b, s, "gzip"),
     "size_limit": case_size_limit,
     "damaged": case_damaged,
+    "absent_ranks": case_absent_ranks,
+    "processes": case_processes,
 }
 
 
