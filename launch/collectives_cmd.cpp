@@ -47,7 +47,9 @@ CollectiveInput read_one(const std::string& f, int read_threads, const evidence:
 CollectivesInputs read_inputs(const std::vector<std::string>& paths, const evidence::DecodeLimits& decode,
                               std::vector<evidence::ClassifiedInput>* recorded) {
   CollectivesInputs out;
-  std::vector<std::string> all = input_files(paths, DirectoryWalk::top, &out.error);
+  std::vector<std::string> skipped;
+  std::vector<std::string> all = input_files(paths, DirectoryWalk::top, &out.error, &skipped);
+  for (const auto& s : skipped) fmt::print(stderr, "denpex-probe collectives: skipped {}\n", line(s));
   if (!out.error.empty()) return out;
   std::vector<std::string> files;
   for (const auto& f : all) {

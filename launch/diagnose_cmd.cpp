@@ -187,7 +187,9 @@ int run(const DiagnoseOptions& o) {
     return kExitCannotJudge;
   }
   std::string error;
-  std::vector<std::string> files = input_files(o.paths, DirectoryWalk::recursive, &error);
+  std::vector<std::string> skipped;
+  std::vector<std::string> files = input_files(o.paths, DirectoryWalk::recursive, &error, &skipped);
+  for (const auto& s : skipped) fmt::print(stderr, "denpex-probe diagnose: skipped {}\n", line(s));
   if (!error.empty()) {
     fmt::print(stderr, "denpex-probe diagnose: {}\n", line(error));
     return kExitCannotJudge;

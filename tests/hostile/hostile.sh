@@ -747,7 +747,7 @@ watchdog_alone|watchdog_root)
 # Outputs (--json, --html, --prometheus, --rank-report, --write-baseline) are written into a
 # scratch tree $W/t; every case lists that tree before and after (name, type, size, mode, link
 # target) and asserts that nothing but the named output changed.
-output_*|stdout_full|explain_stdout_full|input_symlink_loop|pickle_stdin|record_rank_null|ras_keys)
+output_*|stdout_full|explain_stdout_full|input_symlink_loop|input_dir_entries|pickle_stdin|record_rank_null|ras_keys)
   fixtures=$(cd "$(dirname "$0")/../fixtures" && pwd)
   ras=$fixtures/evidence/ras-text/status.json
   t=$W/t
@@ -892,6 +892,26 @@ output_*|stdout_full|explain_stdout_full|input_symlink_loop|pickle_stdin|record_
         expect_one_line_naming "$t/loop-a" "too many levels of symbolic links"
         grep -qi "no such file" "$W/err" && bad "$args: says 'no such file' for a link loop"
       done
+      expect_tree_unchanged "$W/before"
+      show "$(head -1 "$W/err")" ;;
+    input_dir_entries)
+      # A folder of logs holding a FIFO (which would block a reader), a dangling link, a link back
+      # to itself and a subfolder: each not read is named, nothing hangs, the logs are judged.
+      mkdir -p "$t/logs/sub"
+      cp "$fixtures/../diagnose/fixtures/oom_two_nodes/"*.log "$t/logs/"
+      mkfifo "$t/logs/pipe"
+      ln -s /nonexistent "$t/logs/dangling"
+      ln -s .. "$t/logs/sub/loop"
+      tree >"$W/before"
+      run_io /dev/null "$W/out" diagnose "$t/logs"
+      expect_rc 1
+      grep -q "rank 6" "$W/out" || bad "diagnose: the logs beside the FIFO were not judged (rank 6 not named)"
+      for want in "logs/pipe: a FIFO" "logs/dangling: a link to nothing" "logs/sub/loop: a link to a folder already read"; do
+        grep -q "skipped .*$want" "$W/err" || bad "diagnose: no line names $want"
+      done
+      run_io /dev/null "$W/out" collectives "$t/logs"
+      grep -q "skipped .*logs/sub: a folder inside a folder given" "$W/err" || bad "collectives: the subfolder is skipped without a word"
+      grep -q "skipped .*logs/pipe: a FIFO" "$W/err" || bad "collectives: the FIFO is skipped without a word"
       expect_tree_unchanged "$W/before"
       show "$(head -1 "$W/err")" ;;
     pickle_stdin)
