@@ -82,6 +82,12 @@ struct Record {
 
 using FamilyRead = void (*)(const Hit& hit, Record& rec);
 
+// For a reader that tells its entries apart by `kind:` through a table (failure, ranks, fact,
+// report, pair): "" when `kind` is one of them, else one line naming the kinds it knows (a typo
+// would otherwise read as the reader's default, or drop the line). "" for the other readers,
+// which take their kind as data. Checked when the signal table loads.
+std::string unknown_kind(std::string_view reader, const std::string& kind);
+
 // The reader an entry names; nullptr for a name no reader has (the table test checks every
 // entry's reader exists).
 FamilyRead family_reader(std::string_view name);

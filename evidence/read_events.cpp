@@ -72,20 +72,25 @@ Evidence evidence_of(const Hit& hit, Record& rec) {
   return e;
 }
 
-bool failure_kind(const std::string& k, Failure::Kind* out) {
+const std::map<std::string, Failure::Kind>& failure_kinds() {
   static const std::map<std::string, Failure::Kind> kinds = {
       {"oom", Failure::Kind::oom}, {"own_error", Failure::Kind::own_error},
       {"nccl_warn", Failure::Kind::nccl_warn}, {"timeout", Failure::Kind::timeout},
       {"aborted", Failure::Kind::aborted}, {"killed", Failure::Kind::killed},
       {"never_joined", Failure::Kind::never_joined}, {"finished", Failure::Kind::finished},
       {"pointed_to", Failure::Kind::pointed_to}};
+  return kinds;
+}
+
+bool failure_kind(const std::string& k, Failure::Kind* out) {
+  const auto& kinds = failure_kinds();
   auto it = kinds.find(k);
   if (it == kinds.end()) return false;
   *out = it->second;
   return true;
 }
 
-bool fact_kind(const std::string& k, Fact::Kind* out) {
+const std::map<std::string, Fact::Kind>& fact_kinds() {
   static const std::map<std::string, Fact::Kind> kinds = {
       {"nccl_version", Fact::Kind::nccl_version}, {"driver_cuda", Fact::Kind::driver_cuda},
       {"plugin_loaded", Fact::Kind::plugin_loaded}, {"plugin_missing", Fact::Kind::plugin_missing},
@@ -95,17 +100,27 @@ bool fact_kind(const std::string& k, Fact::Kind* out) {
       {"nvml_mismatch", Fact::Kind::nvml_mismatch}, {"nccl_missing", Fact::Kind::nccl_missing},
       {"torch_nccl", Fact::Kind::torch_nccl}, {"nccl_wheel", Fact::Kind::nccl_wheel},
       {"nccl_path", Fact::Kind::nccl_path}};
+  return kinds;
+}
+
+bool fact_kind(const std::string& k, Fact::Kind* out) {
+  const auto& kinds = fact_kinds();
   auto it = kinds.find(k);
   if (it == kinds.end()) return false;
   *out = it->second;
   return true;
 }
 
-bool report_kind(const std::string& k, Reported::Kind* out) {
+const std::map<std::string, Reported::Kind>& report_kinds() {
   static const std::map<std::string, Reported::Kind> kinds = {
       {"nccl_mismatch", Reported::Kind::nccl_mismatch}, {"nccl_version", Reported::Kind::nccl_version},
       {"net_mismatch", Reported::Kind::net_mismatch}, {"truncated", Reported::Kind::truncated},
       {"shape_mismatch", Reported::Kind::shape_mismatch}, {"pair_mismatch", Reported::Kind::pair_mismatch}};
+  return kinds;
+}
+
+bool report_kind(const std::string& k, Reported::Kind* out) {
+  const auto& kinds = report_kinds();
   auto it = kinds.find(k);
   if (it == kinds.end()) return false;
   *out = it->second;
@@ -290,6 +305,25 @@ void read_ranks(const Hit& hit, Record& rec) {
 void read_pair(const Hit& hit, Record& rec) { read_report(hit, rec); }
 
 void read_none(const Hit&, Record&) {}
+
+namespace {
+
+template <typename Map>
+std::string not_in(const Map& kinds, std::string_view reader, const std::string& kind) {
+  if (kinds.count(kind)) return {};
+  std::string known;
+  for (const auto& kv : kinds) known += (known.empty() ? "" : ", ") + kv.first;
+  return fmt::format("unknown kind '{}' for reader {} (it knows: {})", kind, reader, known);
+}
+
+}  // namespace
+
+std::string unknown_kind(std::string_view reader, const std::string& kind) {
+  if (reader == "failure" || reader == "ranks") return not_in(failure_kinds(), reader, kind);
+  if (reader == "fact") return not_in(fact_kinds(), reader, kind);
+  if (reader == "report" || reader == "pair") return not_in(report_kinds(), reader, kind);
+  return {};
+}
 
 FamilyRead family_reader(std::string_view name) {
   static const std::map<std::string_view, FamilyRead> readers = {

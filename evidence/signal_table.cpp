@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <re2/re2.h>
 
+#include "evidence/families.h"
+
 namespace denpex::evidence {
 
 // The table's text, generated at build time from evidence/signals.txt (evidence/CMakeLists.txt).
@@ -51,6 +53,7 @@ std::string check_pattern(const std::string& pattern, bool one_group) {
 std::string check_signal(const Signal& s) {
   if (s.reader.empty() || s.kind.empty() || s.role.empty() || s.code.empty()) return "needs reader, kind, role and code";
   if (!known_roles().count(s.role)) return fmt::format("unknown role '{}'", s.role);
+  if (std::string k = unknown_kind(s.reader, s.kind); !k.empty()) return k;
   if (s.literals.empty()) return "needs at least one literal";
   for (const auto& l : s.literals)
     if (l.empty()) return "empty literal";

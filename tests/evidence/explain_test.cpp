@@ -130,6 +130,23 @@ TEST_CASE("a table that does not parse is reported, not explained") {
   CHECK(failures_markdown(broken).find("does not parse") != std::string::npos);
 }
 
+TEST_CASE("a kind a table-keyed reader does not know is a load error naming the kinds it knows") {
+  const std::string entry =
+      "[x.y]\nfamily: nccl\nreader: failure\nkind: own_eror\nrole: initiating\ncode: rank-failed\n"
+      "literal: boom\npattern: boom\nsummary: s\nfix: f\nverify: v\nexample: boom\n";
+  SignalTable typo = parse_signal_table(entry);
+  REQUIRE(!typo.error.empty());
+  CHECK(typo.error.find("unknown kind 'own_eror' for reader failure") != std::string::npos);
+  CHECK(typo.error.find("own_error") != std::string::npos);  // the known ones are named
+  std::string fact = entry;
+  fact.replace(fact.find("reader: failure"), 15, "reader: fact").replace(fact.find("own_eror"), 8, "nccl_verison");
+  CHECK(parse_signal_table(fact).error.find("unknown kind 'nccl_verison' for reader fact") != std::string::npos);
+  std::string fine = entry;
+  fine.replace(fine.find("own_eror"), 8, "own_error");
+  CHECK(parse_signal_table(fine).error.find("unknown kind") == std::string::npos);
+  CHECK(builtin_signals().error.empty());  // every built-in entry names a kind its reader knows
+}
+
 TEST_CASE("rerun variables are the NAME=VALUE words after 'rerun with'") {
   CHECK(rerun_variables("a (b); rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL so that x") ==
         std::vector<std::string>{"NCCL_DEBUG=INFO", "NCCL_DEBUG_SUBSYS=INIT,COLL"});
