@@ -1059,6 +1059,9 @@ std::string render_diagnosis(const Diagnosis& d, const LogReader& r) {
   }
   out += fmt::format("\ninput: {} file{}, {} lines, {} records, {} collective calls, {} unreadable\n", r.files.size(),
                      r.files.size() == 1 ? "" : "s", r.lines, r.records, r.coll_calls, r.unreadable.count);
+  if (r.events_dropped > 0)
+    out += fmt::format("not kept: {} events past {} of one kind from one process (or {} in all): counted, not judged\n",
+                       r.events_dropped, evidence::kMaxEventsPerProcess, evidence::kMaxEvents);
   out += cuts_text(r);
   for (const auto& n : r.notes) out += fmt::format("note: {}\n", n);
   return out;

@@ -98,30 +98,36 @@ Who LogReader::who_of(int proc) const {
   return w;
 }
 
+bool LogReader::keep_event(int kind, int proc, size_t kept) {
+  bool keep = kept < kMaxEvents;
+  if (keep && proc >= 0) {
+    uint32_t& n = events_per_proc_[(static_cast<long long>(kind) << 32) | static_cast<uint32_t>(proc)];
+    keep = n < kMaxEventsPerProcess;
+    if (keep) ++n;
+  }
+  if (!keep) ++events_dropped;
+  return keep;
+}
+
 void LogReader::add_failure(Failure f) {
   ++records;
-  if (failures.size() < kMaxEvents) failures.push_back(std::move(f));
-  else ++events_dropped;
+  if (keep_event(0, f.who.index, failures.size())) failures.push_back(std::move(f));
 }
 void LogReader::add_fact(Fact f) {
   ++records;
-  if (facts.size() < kMaxEvents) facts.push_back(std::move(f));
-  else ++events_dropped;
+  if (keep_event(1, f.who.index, facts.size())) facts.push_back(std::move(f));
 }
 void LogReader::add_watch(WatchRecord w) {
   ++records;
-  if (watch.size() < kMaxEvents) watch.push_back(std::move(w));
-  else ++events_dropped;
+  if (keep_event(2, w.who.index, watch.size())) watch.push_back(std::move(w));
 }
 void LogReader::add_reported(Reported r) {
   ++records;
-  if (reported.size() < kMaxEvents) reported.push_back(std::move(r));
-  else ++events_dropped;
+  if (keep_event(3, -1, reported.size())) reported.push_back(std::move(r));
 }
 void LogReader::add_launcher(LauncherEntry e) {
   ++records;
-  if (launcher.size() < kMaxEvents) launcher.push_back(std::move(e));
-  else ++events_dropped;
+  if (keep_event(4, -1, launcher.size())) launcher.push_back(std::move(e));
 }
 
 int LogReader::process_by_key(const std::string& key, int rank) {

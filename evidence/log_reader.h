@@ -30,8 +30,12 @@ struct Hit;
 
 constexpr size_t kMaxSamples = 5;
 constexpr size_t kEvidenceChars = 300;
-// Events of one kind kept beyond this are counted, not stored (a 2 GB log of timeouts).
-constexpr size_t kMaxEvents = 20000;
+// Events of one kind kept per process, and in all: past them events are counted
+// (events_not_kept in the report), not stored. Per process first, so that a flood of one rank's
+// lines (a 2 GB log of timeouts) cannot push out another rank's first error; the total bounds
+// memory whatever the count of processes.
+constexpr size_t kMaxEventsPerProcess = 256;
+constexpr size_t kMaxEvents = 200000;
 
 // An input that ended early, and the last time its lines gave before the cut (unknown when
 // none gave one): what was cut comes after it.
@@ -107,7 +111,7 @@ class LogReader {
   long long records = 0;              // lines that gave an event or a call
   long long coll_calls = 0;
   long long unattributed_calls = 0;   // keep_all_calls: calls on communicators without an Init line
-  long long events_dropped = 0;
+  long long events_dropped = 0;       // events past kMaxEventsPerProcess or kMaxEvents
 
   // What the family readers use (families.h).
   Who who_of(int proc) const;
@@ -153,6 +157,9 @@ class LogReader {
   int coll_entry_ = -1;
   CollStream stream_;
   std::map<std::string, int> proc_index_;
+  // True when an event of `kind` (0..4, one per list) from process `proc` (-1: none) is kept,
+  // `kept` being how many of that kind are; else counts it in events_dropped.
+  bool keep_event(int kind, int proc, size_t kept);
   struct Init { std::string id; int rank = -1; int nranks = -1; };
   std::map<std::pair<int, unsigned long long>, Init> init_;
   // (process, comm pointer) -> (stream comm index, member index) or all_calls index
@@ -183,6 +190,7 @@ class LogReader {
   };
   std::vector<LastComm> last_comm_;
   void store_call(std::pair<int, int> at, const CollCall& call);
+  std::unordered_map<long long, uint32_t> events_per_proc_;  // (kind, process) -> kept
   std::unordered_set<std::string> hosts_seen_;
   // NCCL WARN texts -> the process that printed them, while its rank is unknown: a rank's
   // "Last error:" quoting one ties that NCCL process to the rank (bounded).

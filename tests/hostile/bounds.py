@@ -24,6 +24,9 @@ Cases:
                     from its first byte; a truncated .gz among the per-rank logs of collectives
   absent_ranks      a 319-byte trace and an NCCL Inspector record claiming a communicator of
                     2^31-1 ranks (it took all memory), and a trace claiming 4,000,000
+  event_cap         20,010 watchdog lines of the followers before the real out-of-memory error,
+                    and 60,000 ranks each timing out (a cap of 20,000 events dropped the error,
+                    and named ranks 0-19999 only)
   processes         120,000 processes on as many hosts, one NCCL version line each, two versions
                     (was over 30 s: every new host was compared with every host seen)
 
@@ -459,6 +462,30 @@ def case_processes(probe, w, base, sanitized):
             bad("processes: the two NCCL versions are not found")
 
 
+def case_event_cap(probe, w, base, sanitized):
+    fx = os.path.join(FIXTURES, "oom_two_nodes")
+    n1 = open(os.path.join(fx, "node01.log")).read().splitlines(True)
+    n2 = open(os.path.join(fx, "node02.log")).read().splitlines(True)
+    wd = [l for l in n1 if "Watchdog caught" in l]
+    with open(os.path.join(w, "flood.log"), "w") as f:
+        f.writelines(n1 + [wd[i % len(wd)] for i in range(20010)] + n2)
+    r = run(probe, ["diagnose", "flood.log"], w, sanitized)
+    if held(r, "20,010 follower lines", 256 * MIB // 1024, base, sanitized):
+        started = [l for l in r.out.splitlines() if l.startswith("Started by:")]
+        if not started or "rank 6" not in started[0] or "OutOfMemoryError" not in started[0]:
+            bad("event_cap: the out-of-memory error after the flood is not what started it: {}".format(started))
+        if "not kept:" not in r.out:
+            bad("event_cap: the events not kept are not said in the text report")
+    with open(os.path.join(w, "many.log"), "w") as f:
+        for i in range(60000):
+            f.write("[rank%d]:[E514 10:42:05.123456789 ProcessGroupNCCL.cpp:632] [Rank %d] Watchdog caught collective "
+                    "operation timeout: WorkNCCL(SeqNum=1201, OpType=ALLREDUCE, NumelIn=25, NumelOut=25, "
+                    "Timeout(ms)=1800000) ran for 1800043 milliseconds before timing out.\n" % (i, i))
+    r = run(probe, ["diagnose", "many.log"], w, sanitized)
+    if held(r, "60,000 ranks timing out", 512 * MIB // 1024, base, sanitized) and "ranks 0-59999" not in r.err + r.out:
+        bad("event_cap: the 60,000 waiting ranks are not all named (ranks 0-59999)")
+
+
 CASES = {
     "fr_json_gz": case_fr_json_gz,
     "ras_json": case_ras_json,
@@ -469,6 +496,7 @@ CASES = {
     "damaged": case_damaged,
     "absent_ranks": case_absent_ranks,
     "processes": case_processes,
+    "event_cap": case_event_cap,
 }
 
 
