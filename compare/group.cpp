@@ -41,20 +41,28 @@ std::vector<ConfigGroup> group_records(const std::vector<RankRecord>& records) {
   std::stable_sort(by_rank.begin(), by_rank.end(),
                    [](const RankRecord* a, const RankRecord* b) { return a->rank < b->rank; });
 
-  // Keyed by the configuration JSON itself: equal text is what "same configuration" means, so
-  // digest collisions cannot merge groups, and each record is serialised once. The digest is
-  // computed once per group.
-  std::vector<ConfigGroup> groups;
-  std::unordered_map<std::string, std::size_t> by_json;
-  for (const RankRecord* r : by_rank) {
-    auto inserted = by_json.emplace(configuration_json(*r), groups.size());
-    if (inserted.second) groups.push_back(ConfigGroup{*r, {}, {}, configuration_digest(*r)});
-    ConfigGroup& g = groups[inserted.first->second];
-    g.ranks.push_back(r->rank);
-    g.hosts.push_back(r->host);
-  }
-  normalize_groups(&groups);
-  return groups;
+  GroupBuilder builder;
+  for (const RankRecord* r : by_rank) builder.add(*r);
+  return builder.finish();
+}
+
+// Keyed by the configuration JSON itself: equal text is what "same configuration" means, so
+// digest collisions cannot merge groups, and each record is serialised once. The digest is
+// computed once per group.
+void GroupBuilder::add(const RankRecord& r) {
+  auto inserted = by_json_.emplace(configuration_json(r), groups_.size());
+  if (inserted.second) groups_.push_back(ConfigGroup{r, {}, {}, configuration_digest(r)});
+  ConfigGroup& g = groups_[inserted.first->second];
+  g.ranks.push_back(r.rank);
+  g.hosts.push_back(r.host);
+}
+
+std::vector<ConfigGroup> GroupBuilder::finish() {
+  std::vector<ConfigGroup> out = std::move(groups_);
+  groups_.clear();
+  by_json_.clear();
+  normalize_groups(&out);
+  return out;
 }
 
 }  // namespace denpex

@@ -3,7 +3,9 @@
 // gathers only digests plus one full record per distinct configuration.
 #pragma once
 
+#include <cstddef>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "probe/record.h"
@@ -22,6 +24,20 @@ struct ConfigGroup {
 // groups (with the same digest). Groups are ordered
 // by size descending, then by lowest rank. Never fails; the empty input gives no groups.
 std::vector<ConfigGroup> group_records(const std::vector<RankRecord>& records);
+
+// Groups records one at a time, keeping one record per configuration: memory grows with the
+// configurations, not the ranks. Records added in ascending rank order make each group's
+// representative its lowest rank. finish() returns the groups ordered as group_records orders
+// them, and leaves the builder empty. Never fails.
+class GroupBuilder {
+ public:
+  void add(const RankRecord& r);
+  std::vector<ConfigGroup> finish();
+
+ private:
+  std::vector<ConfigGroup> groups_;
+  std::unordered_map<std::string, std::size_t> by_json_;
+};
 
 // Orders groups the way group_records does (size descending, then lowest rank), and sorts and
 // deduplicates each group's ranks and hosts. For collect/, which builds groups from digests.

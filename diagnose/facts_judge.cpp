@@ -137,20 +137,24 @@ using Apply = std::function<void(RankRecord*, const Fact&)>;
 // compare/'s rules, and the findings of `codes` kept with the blamed processes' lines.
 void judge_dimension(const std::vector<Fact>& facts, Identities& ids, const std::set<Fact::Kind>& kinds,
                      const std::set<std::string>& codes, const Apply& apply, std::vector<JudgedFact>* out) {
-  std::map<int, RankRecord> records;
+  // One record at a time, grouped as it is made: a record per configuration is kept, not one
+  // per process (a RankRecord is kilobytes, and a log may name a hundred thousand processes).
   std::map<int, std::vector<const Fact*>> by_rank;
+  std::map<int, std::string> host_of;  // the host the rank's first fact gives
   for (const auto& f : facts) {
     if (!kinds.count(f.kind)) continue;
     const Identity& id = ids.of(f.who);
-    auto it = records.find(id.rank);
-    if (it == records.end()) it = records.emplace(id.rank, neutral_record(id.rank, id.host)).first;
-    apply(&it->second, f);
+    host_of.emplace(id.rank, id.host);
     by_rank[id.rank].push_back(&f);
   }
-  if (records.empty()) return;
-  std::vector<RankRecord> list;
-  for (auto& kv : records) list.push_back(kv.second);
-  for (auto& f : judge(group_records(list), {}, JudgeOptions{})) {
+  if (by_rank.empty()) return;
+  GroupBuilder groups;
+  for (const auto& [rank, fs] : by_rank) {
+    RankRecord record = neutral_record(rank, host_of[rank]);
+    for (const Fact* x : fs) apply(&record, *x);
+    groups.add(record);
+  }
+  for (auto& f : judge(groups.finish(), {}, JudgeOptions{})) {
     if (!codes.count(f.code)) continue;
     JudgedFact jf;
     // Evidence: the blamed ranks' lines first, then one line of the reference.
