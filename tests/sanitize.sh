@@ -73,7 +73,7 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 # Open MPI unloads its components (mca_*.so) at MPI_Finalize; asked to keep them, fewer of its
 # frames lose their module (what still escapes is why $mpi_jobs run without leak checks).
 export OMPI_MCA_mca_base_component_disable_dlclose=1
-mpi_jobs='^(collect\.(no_silent_singletons|spool_compare_matches_live)|integration\.mpi_.*|slurm_prolog_integration|hostile\.mpi_.*)$'
+mpi_jobs='^(collect\.(no_silent_singletons|spool_compare_matches_live)|integration\.mpi_.*|slurm_prolog_integration|hostile\.mpi_.*|devices\.mpi_.*)$'
 echo "sanitize.sh: ASAN_OPTIONS=$ASAN_OPTIONS"
 echo "sanitize.sh: excluded: $exclude and label real (see the header for why)"
 (cd "$build" && ctest --output-on-failure -j "$jobs" -E "$exclude|$mpi_jobs" -LE real "$@")
