@@ -33,11 +33,6 @@ long long int_field(const json& j, const char* key, long long fallback) {
   return it->get<long long>();
 }
 
-// A rank, a communicator size, a root or a peer: -1 (absent, or "none") up to kMaxRank. A value
-// outside makes its record unreadable: wrapped into an int it would name a rank that is not there,
-// and a size of 2^31-1 is no communicator.
-bool rank_like(long long v) { return v >= -1 && v < evidence::kMaxRank; }
-
 std::string string_field(const json& j, const char* key) {
   auto it = j.find(key);
   return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
@@ -266,8 +261,8 @@ void read_v2(std::ifstream& f, const json& header, CollectiveInput* in) {
 bool v1_call(const json& j, const std::string& comm, const json& header, const std::string& path,
              std::map<std::pair<std::string, int>, size_t>* index, CollectiveInput* in) {
   for (const char* key : {"rank", "nranks", "root", "peer"})
-    if (!rank_like(int_field(j, key, -1))) return false;
-  if (!rank_like(int_field(header, "rank", -1))) return false;
+    if (!evidence::rank_like(int_field(j, key, -1))) return false;
+  if (!evidence::rank_like(int_field(header, "rank", -1))) return false;
   int rank = static_cast<int>(int_field(j, "rank", -1));
   if (comm.rfind("local:", 0) == 0 || rank < 0) {
     ++in->unattributed_calls;

@@ -38,10 +38,6 @@ long long int_at(const json& j, const char* key, long long fallback = -1) {
   return it->get<long long>();
 }
 
-// A rank, a communicator size or a peer: -1 (absent) up to kMaxRank. Outside, the record is
-// unreadable: wrapped into an int it would name a rank that is not there.
-bool rank_like(long long v) { return v >= -1 && v < kMaxRank; }
-
 using Key = std::tuple<std::string, int, long long>;  // communicator id, rank, pid
 
 class Reader {

@@ -21,6 +21,10 @@ namespace denpex::evidence {
 // Ranks and counts above this are not believed (a rank count of 2^31 from the input is a bad
 // record, not a reason to allocate).
 constexpr long long kMaxRank = 1 << 22;
+// A rank, a communicator size, a root or a peer read from a record: -1 (absent, or "none") up to
+// kMaxRank. Outside, the record is unreadable: wrapped into an int it would name a rank that is
+// not there, and a size of 2^31-1 is no communicator.
+constexpr bool rank_like(long long v) { return v >= -1 && v < kMaxRank; }
 
 // A point in time as far as a line tells it. Years are ignored (a job spans hours, and glog
 // headers carry no year); `us` counts microseconds from January 1st.
