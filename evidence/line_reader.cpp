@@ -51,16 +51,30 @@ bool LineReader::next(std::string* line, bool* cut) {
       if (any) ++line_no_;
       return any;
     }
+    // The LF of a CRLF whose CR ended the previous read: the same break, counted once.
+    if (after_cr_) {
+      after_cr_ = false;
+      if (buf_[pos_] == '\n') {
+        ++pos_;
+        continue;
+      }
+    }
     any = true;
     const char* start = buf_.data() + pos_;
     const char* nl = static_cast<const char*>(std::memchr(start, '\n', end_ - pos_));
     size_t len = nl ? static_cast<size_t>(nl - start) : end_ - pos_;
+    // A CR inside the line ends it too: a CR-only log has lines, and what a progress bar
+    // printed after redrawing itself is a line of its own.
+    const char* cr = static_cast<const char*>(std::memchr(start, '\r', len));
+    if (cr) len = static_cast<size_t>(cr - start);
     size_t room = max_line_ - std::min(max_line_, line->size());
     if (len > room) *cut = true;
     line->append(start, std::min(len, room));
     pos_ += len;
-    if (nl) {
+    if (nl || cr) {
       ++pos_;
+      if (cr && pos_ == end_) after_cr_ = true;
+      else if (cr && buf_[pos_] == '\n') ++pos_;
       ++line_no_;
       return true;
     }

@@ -21,7 +21,8 @@ class LineReader {
   // Reads from `source` (not owned; it must outlive the reader).
   explicit LineReader(ByteSource* source, size_t max_line = kMaxLine);
 
-  // Next line without its '\n' (a '\r' before it is kept for line repair to drop) into *line.
+  // Next line without its break into *line. LF, CR and CRLF each end a line, and line numbers
+  // count them so (a log redrawn with CR has more lines here than `grep -c ''` counts).
   // *cut is set when the line was longer than max_line: the first max_line bytes are kept and
   // the rest skipped. False at the end of input or when the source breaks off (then error() is
   // set).
@@ -37,6 +38,7 @@ class LineReader {
   std::vector<char> buf_;
   size_t pos_ = 0, end_ = 0;
   bool eof_ = false;
+  bool after_cr_ = false;  // the last read ended on a CR: an LF first in the next is its pair
   long long line_no_ = 0;
   std::string error_;
 };

@@ -143,6 +143,51 @@ TEST_CASE("recorder traces") {
   CHECK(read_collective_trace(fixture("no_such_file")).status == CollectiveInput::Status::missing);
 }
 
+namespace {
+// Hands out its bytes `step` at a time, so that a break can fall on a read's edge.
+class Trickle : public evidence::ByteSource {
+ public:
+  Trickle(std::string bytes, size_t step) : bytes_(std::move(bytes)), step_(step) {}
+  long read(char* buf, size_t cap, std::string*) override {
+    size_t n = std::min({cap, step_, bytes_.size() - at_});
+    std::copy_n(bytes_.data() + at_, n, buf);
+    at_ += n;
+    return static_cast<long>(n);
+  }
+
+ private:
+  std::string bytes_;
+  size_t step_, at_ = 0;
+};
+
+std::vector<std::string> all_lines(evidence::ByteSource* src, long long* numbered) {
+  evidence::LineReader in(src);
+  std::vector<std::string> out;
+  std::string line;
+  bool cut = false;
+  while (in.next(&line, &cut)) out.push_back(line);
+  *numbered = in.line_number();
+  return out;
+}
+}  // namespace
+
+TEST_CASE("LineReader: LF, CR and CRLF each end one line, wherever the reads are split") {
+  const std::string bytes = "a\rb\r\nc\n\rd\r\r\ne\r";
+  const std::vector<std::string> want{"a", "b", "c", "", "d", "", "e"};
+  for (size_t step : {1, 2, 3, 5, 100}) {
+    Trickle src(bytes, step);
+    long long n = 0;
+    CHECK(all_lines(&src, &n) == want);
+    CHECK(n == 7);
+  }
+  // A progress bar redrawn with CR, then a line with a rank prefix: the prefix starts a line.
+  auto bar = evidence::memory_source(" 10%|#   |\r 20%|##  |\r[rank3]: RuntimeError: boom\n");
+  long long n = 0;
+  auto got = all_lines(bar.get(), &n);
+  REQUIRE(got.size() == 3);
+  CHECK(got[2] == "[rank3]: RuntimeError: boom");
+}
+
 TEST_CASE("LineReader: lines up to the cap whole, longer ones cut and the rest skipped") {
   const std::string big(200000, 'x');  // longer than the reader's 64 KiB buffer too
   auto src = evidence::memory_source("short\n" + std::string(10, 'y') + "\n" + big + "\nafter\nlast");

@@ -27,6 +27,9 @@ Cases:
   event_cap         20,010 watchdog lines of the followers before the real out-of-memory error,
                     and 60,000 ranks each timing out (a cap of 20,000 events dropped the error,
                     and named ranks 0-19999 only)
+  line_breaks       the two-node out-of-memory fixture with CR-only line ends, and with a progress
+                    bar redrawn with CR before every rank's line: the verdict of the LF original (a lone
+                    CR was no break: the whole log read as one line)
   processes         120,000 processes on as many hosts, one NCCL version line each, two versions
                     (was over 30 s: every new host was compared with every host seen)
 
@@ -488,6 +491,35 @@ def case_event_cap(probe, w, base, sanitized):
         bad("event_cap: the 60,000 waiting ranks are not all named (ranks 0-59999)")
 
 
+def case_line_breaks(probe, w, base, sanitized):
+    fx = os.path.join(FIXTURES, "oom_two_nodes")
+    texts = [open(os.path.join(fx, n), encoding="utf-8").read() for n in ("node01.log", "node02.log")]
+    bar = "\r  3%|#         | 1/30 [00:01<00:29]\r 10%|##        | 3/30 [00:02<00:20]\r"
+    shapes = {
+        "lf": lambda t: t,
+        "cr": lambda t: t.replace("\n", "\r"),
+        "crlf": lambda t: t.replace("\n", "\r\n"),
+        # A rank's bar redrawn in place, then its next log line written after the last redraw.
+        "bar": lambda t: "".join(bar + l if l.startswith("[rank") else l for l in t.splitlines(True)),
+    }
+    verdicts = {}
+    for name, shape in shapes.items():
+        d = os.path.join(w, name)
+        os.makedirs(d, exist_ok=True)
+        for i, t in enumerate(texts):
+            with open(os.path.join(d, "node0%d.log" % (i + 1)), "w", encoding="utf-8", newline="") as f:
+                f.write(shape(t))
+        r = run(probe, ["diagnose", name], w, sanitized)
+        if held(r, "line ends " + name, 64 * MIB // 1024, base, sanitized):
+            verdicts[name] = [l for l in r.out.splitlines() if l.startswith(("Started by:", "denpex-probe diagnose:"))]
+    want = verdicts.get("lf")
+    if not want or "rank 6 on node02" not in want[0] or "8 ranks, 2 hosts" not in want[-1]:
+        bad("line_breaks: the LF original no longer names rank 6 on node02 (8 ranks, 2 hosts): {}".format(want))
+    for name in ("cr", "crlf", "bar"):
+        if verdicts.get(name) != want:
+            bad("line_breaks: {} gives {}, the LF original {}".format(name, verdicts.get(name), want))
+
+
 CASES = {
     "fr_json_gz": case_fr_json_gz,
     "ras_json": case_ras_json,
@@ -497,6 +529,7 @@ CASES = {
     "size_limit": case_size_limit,
     "damaged": case_damaged,
     "absent_ranks": case_absent_ranks,
+    "line_breaks": case_line_breaks,
     "processes": case_processes,
     "event_cap": case_event_cap,
 }
