@@ -279,7 +279,8 @@ void torch_pin_rule(const ConfigGroup& g, LocalFindings* out) {
                reinstall_fix(t, t.site_packages, {})});
 }
 
-void driver_rules(const ConfigGroup& g, const JudgeOptions& options, LocalFindings* out) {
+// The driver library itself: missing, unusable, the toolkit's stub, or of a version not learnt.
+void driver_status_rules(const ConfigGroup& g, const JudgeOptions& options, LocalFindings* out) {
   const RankRecord& r = g.record;
   const CudaDriverInfo& d = r.cuda_driver;
   // Images carry no driver: the NVIDIA container toolkit injects the host's at run time.
@@ -328,6 +329,11 @@ void driver_rules(const ConfigGroup& g, const JudgeOptions& options, LocalFindin
                  "writable by others so the probe may load it; in an image, do not ship "
                  "libcuda.so.1 (the NVIDIA container toolkit mounts the host's)"});
   }
+}
+
+// The user-space driver against the kernel module.
+void driver_kernel_rules(const ConfigGroup& g, LocalFindings* out) {
+  const CudaDriverInfo& d = g.record.cuda_driver;
   // CUDA forward compatibility (REFERENCE.md "CUDA driver"): the cuda-compat package's newer
   // user-space libcuda on an older kernel module is supported, on data-center GPUs with a
   // supported kernel driver branch only. Any other pairing of different versions is the NVML
@@ -365,55 +371,65 @@ void driver_rules(const ConfigGroup& g, const JudgeOptions& options, LocalFindin
                                    "do not bake libcuda into container images",
                                    d.kernel_module_version)});
   }
-  if (d.status != DriverStatus::ok || d.cuda_version.empty()) return;
+}
+
+// NVIDIA's CUDA compatibility rules (probe/cuda_compat.h): newer than the driver's CUDA but
+// in its major family and above the family's minimum driver runs through minor version
+// compatibility; newer than the family, or below its minimum, does not run.
+void judge_cuda_build(const ConfigGroup& g, const std::string& what, const std::string& built_for,
+                      LocalFindings* out) {
+  const CudaDriverInfo& d = g.record.cuda_driver;
   const std::string driver_name =
       d.library_version.empty() ? "the driver" : "driver " + d.library_version;
-  // NVIDIA's CUDA compatibility rules (probe/cuda_compat.h): newer than the driver's CUDA but
-  // in its major family and above the family's minimum driver runs through minor version
-  // compatibility; newer than the family, or below its minimum, does not run.
-  auto judge_build = [&](const std::string& what, const std::string& built_for) {
-    CudaCompat c = cuda_compat(built_for, d.cuda_version, d.library_version);
-    int major = std::atoi(built_for.c_str());
-    std::string minimum = minor_compat_minimum_driver(major);
-    if (c == CudaCompat::minor) {
-      out->add(g, {FindingCode::cuda_driver_minor_compat, Severity::warning,
-                   fmt::format("has {} built for CUDA {} on {} (CUDA {}): runs through minor "
-                               "version compatibility (CUDA {}.x on a driver {} or newer), without "
-                               "JIT compilation of PTX newer than CUDA {}",
-                               what, built_for, driver_name, d.cuda_version, major, minimum,
-                               d.cuda_version),
-                   fmt::format("a driver for CUDA {} or newer", built_for),
-                   fmt::format("CUDA {}", d.cuda_version),
-                   fmt::format("nothing to do for builds that ship code for their GPUs (NCCL, "
-                               "PyTorch wheels); for the full CUDA {} feature set upgrade the "
-                               "driver to one for CUDA {}",
-                               built_for, built_for)});
-      return;
-    }
-    if (c != CudaCompat::too_old) return;
-    std::string detail;
-    if (major == std::atoi(d.cuda_version.c_str()) && !minimum.empty())
-      detail = fmt::format(", and it is below {}, the minimum driver for CUDA {}.x minor version "
-                           "compatibility",
-                           minimum, major);
-    else if (!minimum.empty())
-      detail = fmt::format(" (CUDA {}.x needs a driver of that family: {} or newer)", major,
-                           minimum);
-    out->add(g, {FindingCode::cuda_driver_too_old, Severity::error,
-                 fmt::format("has {} built for CUDA {} but {} supports CUDA {} at most{}", what,
-                             built_for, driver_name, d.cuda_version, detail),
+  CudaCompat c = cuda_compat(built_for, d.cuda_version, d.library_version);
+  int major = std::atoi(built_for.c_str());
+  std::string minimum = minor_compat_minimum_driver(major);
+  if (c == CudaCompat::minor) {
+    out->add(g, {FindingCode::cuda_driver_minor_compat, Severity::warning,
+                 fmt::format("has {} built for CUDA {} on {} (CUDA {}): runs through minor "
+                             "version compatibility (CUDA {}.x on a driver {} or newer), without "
+                             "JIT compilation of PTX newer than CUDA {}",
+                             what, built_for, driver_name, d.cuda_version, major, minimum,
+                             d.cuda_version),
                  fmt::format("a driver for CUDA {} or newer", built_for),
                  fmt::format("CUDA {}", d.cuda_version),
-                 fmt::format("upgrade the NVIDIA driver to one that supports CUDA {}{}, or install "
-                             "a build of {} for CUDA {}",
-                             built_for,
-                             minimum.empty() ? "" : fmt::format(" (at least {})", minimum), what,
-                             d.cuda_version)});
-  };
+                 fmt::format("nothing to do for builds that ship code for their GPUs (NCCL, "
+                             "PyTorch wheels); for the full CUDA {} feature set upgrade the "
+                             "driver to one for CUDA {}",
+                             built_for, built_for)});
+    return;
+  }
+  if (c != CudaCompat::too_old) return;
+  std::string detail;
+  if (major == std::atoi(d.cuda_version.c_str()) && !minimum.empty())
+    detail = fmt::format(", and it is below {}, the minimum driver for CUDA {}.x minor version "
+                         "compatibility",
+                         minimum, major);
+  else if (!minimum.empty())
+    detail = fmt::format(" (CUDA {}.x needs a driver of that family: {} or newer)", major,
+                         minimum);
+  out->add(g, {FindingCode::cuda_driver_too_old, Severity::error,
+               fmt::format("has {} built for CUDA {} but {} supports CUDA {} at most{}", what,
+                           built_for, driver_name, d.cuda_version, detail),
+               fmt::format("a driver for CUDA {} or newer", built_for),
+               fmt::format("CUDA {}", d.cuda_version),
+               fmt::format("upgrade the NVIDIA driver to one that supports CUDA {}{}, or install "
+                           "a build of {} for CUDA {}",
+                           built_for,
+                           minimum.empty() ? "" : fmt::format(" (at least {})", minimum), what,
+                           d.cuda_version)});
+}
+
+void driver_rules(const ConfigGroup& g, const JudgeOptions& options, LocalFindings* out) {
+  const RankRecord& r = g.record;
+  const CudaDriverInfo& d = r.cuda_driver;
+  driver_status_rules(g, options, out);
+  driver_kernel_rules(g, out);
+  if (d.status != DriverStatus::ok || d.cuda_version.empty()) return;
   if (nccl_found(r.nccl) && !r.nccl.cuda_build.empty())
-    judge_build(fmt::format("NCCL {}", nccl_version_of(r.nccl)), r.nccl.cuda_build);
+    judge_cuda_build(g, fmt::format("NCCL {}", nccl_version_of(r.nccl)), r.nccl.cuda_build, out);
   if (r.torch.status == TorchStatus::ok && !r.torch.cuda.empty())
-    judge_build(fmt::format("PyTorch {}", r.torch.version), r.torch.cuda);
+    judge_cuda_build(g, fmt::format("PyTorch {}", r.torch.version), r.torch.cuda, out);
 }
 
 // A PyTorch whose version cannot be read (version.py empty, binary or huge; libtorch_cuda.so

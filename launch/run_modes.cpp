@@ -155,6 +155,40 @@ bool load_baseline_or_say(const Options& o, Baseline* b, bool* have) {
   return false;
 }
 
+// --root and --image-env, checked before the probe starts: false (one line on stderr) when
+// either cannot be used; *image_env holds the image's environment when --image-env is given.
+bool single_inputs_or_say(const Options& o, ImageEnv* image_env) {
+  if (!o.root.empty() && ::access(o.root.c_str(), R_OK | X_OK) != 0) {
+    std::fprintf(stderr, "denpex-probe: --root %s: not a readable directory\n", terminal_text(o.root).c_str());
+    return false;
+  }
+  if (!o.root.empty()) {
+    // The loader's rules follow the image's machine: no judgement against a guessed one.
+    TreeArch arch = decide_tree_arch(FsView{o.root}, o.arch);
+    // Unknown (no ld.so, no /bin/sh, no --arch) is probed with this machine's rules and said in
+    // the record (arch "", arch_source); a contradiction or an unsupported machine is not judged.
+    if (arch.status != TreeArchStatus::ok && arch.status != TreeArchStatus::unknown) {
+      std::fprintf(stderr, "denpex-probe: --root %s: %s\n", terminal_text(o.root).c_str(), terminal_text(arch.error).c_str());
+      return false;
+    }
+  }
+  // --image-env: the image's declared environment is data for the probe to read; this
+  // process's own environment (the caller's) stays as it is.
+  if (!o.image_env.empty()) {
+    *image_env = read_image_env(o.image_env);
+    if (image_env->status != ImageEnvStatus::ok) {
+      std::fprintf(stderr, "denpex-probe: --image-env %s: %s\n", terminal_text(o.image_env).c_str(),
+                   terminal_text(image_env->error).c_str());
+      return false;
+    }
+    if (!o.quiet)
+      for (const auto& n : image_env->notes)
+        std::fprintf(stderr, "denpex-probe: --image-env %s: %s\n", terminal_text(o.image_env).c_str(),
+                     terminal_text(n).c_str());
+  }
+  return true;
+}
+
 }  // namespace
 
 // Alone and under --root the probe runs in a child with the --timeout
@@ -168,35 +202,8 @@ int run_single(const Options& o) {
   Baseline baseline;
   bool have_baseline = false;
   if (!load_baseline_or_say(o, &baseline, &have_baseline)) return 2;
-  if (!o.root.empty() && ::access(o.root.c_str(), R_OK | X_OK) != 0) {
-    std::fprintf(stderr, "denpex-probe: --root %s: not a readable directory\n", terminal_text(o.root).c_str());
-    return 2;
-  }
-  if (!o.root.empty()) {
-    // The loader's rules follow the image's machine: no judgement against a guessed one.
-    TreeArch arch = decide_tree_arch(FsView{o.root}, o.arch);
-    // Unknown (no ld.so, no /bin/sh, no --arch) is probed with this machine's rules and said in
-    // the record (arch "", arch_source); a contradiction or an unsupported machine is not judged.
-    if (arch.status != TreeArchStatus::ok && arch.status != TreeArchStatus::unknown) {
-      std::fprintf(stderr, "denpex-probe: --root %s: %s\n", terminal_text(o.root).c_str(), terminal_text(arch.error).c_str());
-      return 2;
-    }
-  }
-  // --image-env: the image's declared environment is data for the probe to read; this
-  // process's own environment (the caller's) stays as it is.
   ImageEnv image_env;
-  if (!o.image_env.empty()) {
-    image_env = read_image_env(o.image_env);
-    if (image_env.status != ImageEnvStatus::ok) {
-      std::fprintf(stderr, "denpex-probe: --image-env %s: %s\n", terminal_text(o.image_env).c_str(),
-                   terminal_text(image_env.error).c_str());
-      return 2;
-    }
-    if (!o.quiet)
-      for (const auto& n : image_env.notes)
-        std::fprintf(stderr, "denpex-probe: --image-env %s: %s\n", terminal_text(o.image_env).c_str(),
-                     terminal_text(n).c_str());
-  }
+  if (!single_inputs_or_say(o, &image_env)) return 2;
   constexpr size_t kStepBytes = 256;
   void* page = ::mmap(nullptr, kStepBytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
                       -1, 0);
