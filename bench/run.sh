@@ -44,7 +44,7 @@ JUDGE_RANKS=${BENCH_JUDGE_RANKS:-1000000}
 TRACE_CALLS=${BENCH_TRACE_CALLS:-500000}
 
 PROBE=$BUILD/launch/denpex-probe
-TRACE_LIB=$BUILD/launch/trace/libdenpex-trace.so
+TRACE_LIB=$BUILD/recorder/libdenpex-trace.so
 AB=$BUILD/bench/denpex_bench_abtime
 FLOOR_NCCL=$BUILD/bench/denpex_bench_floor_nccl_version
 FLOOR_MPI=$BUILD/bench/denpex_bench_floor_mpi_hostnames

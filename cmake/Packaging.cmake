@@ -5,7 +5,7 @@
 #   bin/denpex-probe                the probe (launch/CMakeLists.txt); links no MPI
 #   lib/x86_64-linux-gnu/denpex/denpex-mpi-*.so   its MPI transport plugins, one per MPI ABI,
 #                                   found from bin/.. (collect/CMakeLists.txt)
-#   lib/x86_64-linux-gnu/denpex/libdenpex-trace.so   the NCCL call recorder (launch/trace/CMakeLists.txt): only
+#   lib/x86_64-linux-gnu/denpex/libdenpex-trace.so   the NCCL call recorder (recorder/CMakeLists.txt): only
 #                                   ever LD_PRELOADed by path, so a private directory, not the
 #                                   loader's (no ldconfig, no soname package)
 #   sbin/denpex-prolog              the Slurm Prolog (launch/slurm/CMakeLists.txt)

@@ -1,5 +1,5 @@
 // The on-disk layout of a libdenpex-trace.so trace, schema "denpex.trace.v2", shared by the
-// writer (launch/trace/trace.cpp) and the reader (evidence/collective_trace.cpp) so the two cannot
+// writer (recorder/trace.cpp) and the reader (evidence/collective_trace.cpp) so the two cannot
 // drift. Header-only, plain integers, no dependencies: the preloaded recorder includes it.
 //
 // A trace is one file per process, created at its full size and mapped MAP_SHARED by the

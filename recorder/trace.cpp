@@ -593,6 +593,25 @@ ncclResult_t forward(Fn which, A... args) {
   return f ? f(args...) : kNcclInternalError;
 }
 
+// What a collective or point-to-point call tells the recorder besides its communicator.
+struct CallArgs {
+  size_t count;
+  int dtype;
+  int redop = -1;
+  int root = -1;
+  int peer = -1;
+};
+
+// One intercepted call: recorded on entry, forwarded to NCCL's own `which` (of type F, the
+// wrapper's own type), stamped on return.
+template <typename F, typename... A>
+ncclResult_t recorded_call(int32_t op, bool collective, Fn which, ncclComm_t comm, CallArgs c, A... args) {
+  Entered e = enter_call(op, collective, comm, c.count, c.dtype, c.redop, c.root, c.peer);
+  ncclResult_t r = forward<F>(which, args...);
+  leave(e, r);
+  return r;
+}
+
 }  // namespace
 
 extern "C" {
@@ -601,101 +620,79 @@ extern "C" {
 
 DENPEX_EXPORT ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, int datatype, int op,
                                          ncclComm_t comm, cudaStream_t stream) {
-  Entered e = enter_call(tf::kOpAllReduce, true, comm, count, datatype, op, -1, -1);
-  ncclResult_t r = forward<ncclResult_t (*)(const void*, void*, size_t, int, int, ncclComm_t, cudaStream_t)>(
-      kAllReduce, sendbuff, recvbuff, count, datatype, op, comm, stream);
-  leave(e, r);
-  return r;
+  return recorded_call<decltype(&ncclAllReduce)>(
+      tf::kOpAllReduce, true, kAllReduce, comm, {count, datatype, op},
+      sendbuff, recvbuff, count, datatype, op, comm, stream);
 }
 
 DENPEX_EXPORT ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, int datatype,
                                          ncclComm_t comm, cudaStream_t stream) {
-  Entered e = enter_call(tf::kOpAllGather, true, comm, sendcount, datatype, -1, -1, -1);
-  ncclResult_t r = forward<ncclResult_t (*)(const void*, void*, size_t, int, ncclComm_t, cudaStream_t)>(
-      kAllGather, sendbuff, recvbuff, sendcount, datatype, comm, stream);
-  leave(e, r);
-  return r;
+  return recorded_call<decltype(&ncclAllGather)>(
+      tf::kOpAllGather, true, kAllGather, comm, {sendcount, datatype},
+      sendbuff, recvbuff, sendcount, datatype, comm, stream);
 }
 
 DENPEX_EXPORT ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, int datatype,
                                              int op, ncclComm_t comm, cudaStream_t stream) {
-  Entered e = enter_call(tf::kOpReduceScatter, true, comm, recvcount, datatype, op, -1, -1);
-  ncclResult_t r = forward<ncclResult_t (*)(const void*, void*, size_t, int, int, ncclComm_t, cudaStream_t)>(
-      kReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, comm, stream);
-  leave(e, r);
-  return r;
+  return recorded_call<decltype(&ncclReduceScatter)>(
+      tf::kOpReduceScatter, true, kReduceScatter, comm, {recvcount, datatype, op},
+      sendbuff, recvbuff, recvcount, datatype, op, comm, stream);
 }
 
 DENPEX_EXPORT ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count, int datatype, int root,
                                          ncclComm_t comm, cudaStream_t stream) {
-  Entered e = enter_call(tf::kOpBroadcast, true, comm, count, datatype, -1, root, -1);
-  ncclResult_t r = forward<ncclResult_t (*)(const void*, void*, size_t, int, int, ncclComm_t, cudaStream_t)>(
-      kBroadcast, sendbuff, recvbuff, count, datatype, root, comm, stream);
-  leave(e, r);
-  return r;
+  return recorded_call<decltype(&ncclBroadcast)>(
+      tf::kOpBroadcast, true, kBroadcast, comm, {count, datatype, -1, root},
+      sendbuff, recvbuff, count, datatype, root, comm, stream);
 }
 
 DENPEX_EXPORT ncclResult_t ncclBcast(void* buff, size_t count, int datatype, int root, ncclComm_t comm,
                                      cudaStream_t stream) {
-  Entered e = enter_call(tf::kOpBcast, true, comm, count, datatype, -1, root, -1);
-  ncclResult_t r = forward<ncclResult_t (*)(void*, size_t, int, int, ncclComm_t, cudaStream_t)>(
-      kBcast, buff, count, datatype, root, comm, stream);
-  leave(e, r);
-  return r;
+  return recorded_call<decltype(&ncclBcast)>(
+      tf::kOpBcast, true, kBcast, comm, {count, datatype, -1, root},
+      buff, count, datatype, root, comm, stream);
 }
 
 DENPEX_EXPORT ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count, int datatype, int op,
                                       int root, ncclComm_t comm, cudaStream_t stream) {
-  Entered e = enter_call(tf::kOpReduce, true, comm, count, datatype, op, root, -1);
-  ncclResult_t r = forward<ncclResult_t (*)(const void*, void*, size_t, int, int, int, ncclComm_t, cudaStream_t)>(
-      kReduce, sendbuff, recvbuff, count, datatype, op, root, comm, stream);
-  leave(e, r);
-  return r;
+  return recorded_call<decltype(&ncclReduce)>(
+      tf::kOpReduce, true, kReduce, comm, {count, datatype, op, root},
+      sendbuff, recvbuff, count, datatype, op, root, comm, stream);
 }
 
 DENPEX_EXPORT ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, int datatype,
                                         ncclComm_t comm, cudaStream_t stream) {
-  Entered e = enter_call(tf::kOpAlltoAll, true, comm, count, datatype, -1, -1, -1);
-  ncclResult_t r = forward<ncclResult_t (*)(const void*, void*, size_t, int, ncclComm_t, cudaStream_t)>(
-      kAlltoAll, sendbuff, recvbuff, count, datatype, comm, stream);
-  leave(e, r);
-  return r;
+  return recorded_call<decltype(&ncclAlltoAll)>(
+      tf::kOpAlltoAll, true, kAlltoAll, comm, {count, datatype},
+      sendbuff, recvbuff, count, datatype, comm, stream);
 }
 
 DENPEX_EXPORT ncclResult_t ncclGather(const void* sendbuff, void* recvbuff, size_t count, int datatype, int root,
                                       ncclComm_t comm, cudaStream_t stream) {
-  Entered e = enter_call(tf::kOpGather, true, comm, count, datatype, -1, root, -1);
-  ncclResult_t r = forward<ncclResult_t (*)(const void*, void*, size_t, int, int, ncclComm_t, cudaStream_t)>(
-      kGather, sendbuff, recvbuff, count, datatype, root, comm, stream);
-  leave(e, r);
-  return r;
+  return recorded_call<decltype(&ncclGather)>(
+      tf::kOpGather, true, kGather, comm, {count, datatype, -1, root},
+      sendbuff, recvbuff, count, datatype, root, comm, stream);
 }
 
 DENPEX_EXPORT ncclResult_t ncclScatter(const void* sendbuff, void* recvbuff, size_t count, int datatype, int root,
                                        ncclComm_t comm, cudaStream_t stream) {
-  Entered e = enter_call(tf::kOpScatter, true, comm, count, datatype, -1, root, -1);
-  ncclResult_t r = forward<ncclResult_t (*)(const void*, void*, size_t, int, int, ncclComm_t, cudaStream_t)>(
-      kScatter, sendbuff, recvbuff, count, datatype, root, comm, stream);
-  leave(e, r);
-  return r;
+  return recorded_call<decltype(&ncclScatter)>(
+      tf::kOpScatter, true, kScatter, comm, {count, datatype, -1, root},
+      sendbuff, recvbuff, count, datatype, root, comm, stream);
 }
 
 DENPEX_EXPORT ncclResult_t ncclSend(const void* sendbuff, size_t count, int datatype, int peer, ncclComm_t comm,
                                     cudaStream_t stream) {
-  Entered e = enter_call(tf::kOpSend, false, comm, count, datatype, -1, -1, peer);
-  ncclResult_t r = forward<ncclResult_t (*)(const void*, size_t, int, int, ncclComm_t, cudaStream_t)>(
-      kSend, sendbuff, count, datatype, peer, comm, stream);
-  leave(e, r);
-  return r;
+  return recorded_call<decltype(&ncclSend)>(
+      tf::kOpSend, false, kSend, comm, {count, datatype, -1, -1, peer},
+      sendbuff, count, datatype, peer, comm, stream);
 }
 
 DENPEX_EXPORT ncclResult_t ncclRecv(void* recvbuff, size_t count, int datatype, int peer, ncclComm_t comm,
                                     cudaStream_t stream) {
-  Entered e = enter_call(tf::kOpRecv, false, comm, count, datatype, -1, -1, peer);
-  ncclResult_t r = forward<ncclResult_t (*)(void*, size_t, int, int, ncclComm_t, cudaStream_t)>(
-      kRecv, recvbuff, count, datatype, peer, comm, stream);
-  leave(e, r);
-  return r;
+  return recorded_call<decltype(&ncclRecv)>(
+      tf::kOpRecv, false, kRecv, comm, {count, datatype, -1, -1, peer},
+      recvbuff, count, datatype, peer, comm, stream);
 }
 
 DENPEX_EXPORT ncclResult_t ncclGroupStart() {
