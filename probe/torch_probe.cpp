@@ -184,6 +184,65 @@ std::string nccl_requirement_of(const FsView& fs, const std::string& site,
 
 }  // namespace
 
+namespace {
+
+// torch/version.py read and parsed into t (version, CUDA); false with t's status and error set.
+bool read_torch_version(const FsView& fs, TorchInfo* t, VersionPy* v) {
+  std::string text;
+  bool truncated = false;
+  std::string why;
+  if (!read_small_file(fs, join_path(t->path, "version.py"), kMaxVersionPy, &text, &truncated,
+                       &why)) {
+    t->status = TorchStatus::error;
+    t->error = fmt::format("{}/version.py cannot be read: {}", t->path, why);
+    return false;
+  }
+  if (truncated) {
+    t->status = TorchStatus::error;
+    t->error = fmt::format("{}/version.py is larger than {} KiB: not a torch version file",
+                           t->path, kMaxVersionPy / 1024);
+    return false;
+  }
+  *v = parse_version_py(text);
+  if (!v->ok) {
+    t->status = TorchStatus::error;
+    t->error = fmt::format("{}/version.py: {}", t->path, v->error);
+    return false;
+  }
+  return true;
+}
+
+// The NCCL libtorch_cuda.so names in DT_NEEDED, resolved as the loader would from torch/lib.
+void torch_dynamic_nccl(const ProbeContext& ctx, const std::vector<SitePackagesDir>& sites,
+                        const SitePackagesDir& site, const Resolved& lib, const ElfInfo& elf,
+                        const std::string& needed, TorchProbe* out, std::vector<std::string>* untrusted) {
+  const FsView& fs = ctx.loader.fs;
+  TorchInfo& t = out->torch;
+  // $ORIGIN is the directory of the name the loader opened (torch/lib), not of the file a
+  // symlinked libtorch_cuda.so points to (glibc _dl_new_object: l_origin from the open name).
+  std::vector<ElfInfo> chain_elfs;
+  Requester rq{join_path(t.path, "lib/libtorch_cuda.so"), &elf,
+               python_loader_chain(fs, t.path, site.path, &chain_elfs), {}};
+  Resolution res = resolve_library(ctx.loader, needed, rq);
+  out->effective = inspect_nccl(ctx, res, untrusted);
+  if (res.origin == "rpath" || res.origin == "runpath") {
+    // Found through libtorch_cuda.so's own search path: the wheel (or a copy beside torch).
+    out->effective.origin = "torch-" + res.origin;
+  }
+  t.nccl.path = out->effective.path;
+  t.nccl.version = out->effective.version;
+  t.nccl.cuda_build = out->effective.cuda_build;
+  bool in_env = std::any_of(sites.begin(), sites.end(), [&](const SitePackagesDir& s) {
+    return under(out->effective.path, s.path);
+  });
+  t.nccl.linkage = res.status != LoadStatus::found ? "" : in_env ? "wheel" : "system";
+  if (res.status == LoadStatus::found) {
+    out->abi.push_back(check_nccl_abi(lib.path, elf, res.real_path, host_path(fs, res.real_path)));
+  }
+}
+
+}  // namespace
+
 TorchProbe probe_torch(const ProbeContext& ctx, const std::vector<SitePackagesDir>& sites,
                        std::vector<std::string>* untrusted) {
   TorchProbe out;
@@ -199,27 +258,8 @@ TorchProbe probe_torch(const ProbeContext& ctx, const std::vector<SitePackagesDi
   TorchInfo& t = out.torch;
   t.site_packages = site->path;
   t.path = join_path(site->path, "torch");
-  std::string text;
-  bool truncated = false;
-  std::string why;
-  if (!read_small_file(fs, join_path(t.path, "version.py"), kMaxVersionPy, &text, &truncated,
-                       &why)) {
-    t.status = TorchStatus::error;
-    t.error = fmt::format("{}/version.py cannot be read: {}", t.path, why);
-    return out;
-  }
-  if (truncated) {
-    t.status = TorchStatus::error;
-    t.error = fmt::format("{}/version.py is larger than {} KiB: not a torch version file", t.path,
-                          kMaxVersionPy / 1024);
-    return out;
-  }
-  VersionPy v = parse_version_py(text);
-  if (!v.ok) {
-    t.status = TorchStatus::error;
-    t.error = fmt::format("{}/version.py: {}", t.path, v.error);
-    return out;
-  }
+  VersionPy v;
+  if (!read_torch_version(fs, &t, &v)) return out;
   t.status = TorchStatus::ok;
   t.version = v.version;
   t.cuda = v.cuda;
@@ -254,27 +294,7 @@ TorchProbe probe_torch(const ProbeContext& ctx, const std::vector<SitePackagesDi
   });
   out.has_nccl = true;
   if (needs != elf.needed.end()) {
-    // $ORIGIN is the directory of the name the loader opened (torch/lib), not of the file a
-    // symlinked libtorch_cuda.so points to (glibc _dl_new_object: l_origin from the open name).
-    std::vector<ElfInfo> chain_elfs;
-    Requester rq{join_path(t.path, "lib/libtorch_cuda.so"), &elf,
-                 python_loader_chain(fs, t.path, site->path, &chain_elfs), {}};
-    Resolution res = resolve_library(ctx.loader, *needs, rq);
-    out.effective = inspect_nccl(ctx, res, untrusted);
-    if (res.origin == "rpath" || res.origin == "runpath") {
-      // Found through libtorch_cuda.so's own search path: the wheel (or a copy beside torch).
-      out.effective.origin = "torch-" + res.origin;
-    }
-    t.nccl.path = out.effective.path;
-    t.nccl.version = out.effective.version;
-    t.nccl.cuda_build = out.effective.cuda_build;
-    bool in_env = std::any_of(sites.begin(), sites.end(), [&](const SitePackagesDir& s) {
-      return under(out.effective.path, s.path);
-    });
-    t.nccl.linkage = res.status != LoadStatus::found ? "" : in_env ? "wheel" : "system";
-    if (res.status == LoadStatus::found) {
-      out.abi.push_back(check_nccl_abi(lib.path, elf, res.real_path, host_path(fs, res.real_path)));
-    }
+    torch_dynamic_nccl(ctx, sites, *site, lib, elf, *needs, &out, untrusted);
     return out;
   }
   // No libnccl in DT_NEEDED: NCCL linked in (USE_STATIC_NCCL); its literal is in .rodata.
