@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(a.entries), static_cast<unsigned long long>(a.bytes), secs,
               a.judgement.findings.size(), a.problems.size());
   for (const auto& f : a.judgement.findings)
-    std::printf("finding %s %s seq=%lld\n", f.finding.code.c_str(), denpex::rank_ranges(f.finding.ranks).c_str(),
+    std::printf("finding %s %s seq=%lld\n", denpex::code_name(f.finding.code), denpex::rank_ranges(f.finding.ranks).c_str(),
                 f.finding.seq);
   for (const auto& p : a.problems) std::printf("problem %s\n", p.c_str());
   return 0;

@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "compare/finding_code.h"
+
 namespace denpex {
 
 using nlohmann::json;
@@ -97,7 +99,10 @@ json calls_around_json(const CallsAround& a) {
 }
 
 void attach_calls_around(const std::vector<CommSequence>& sequences, json* report) {
-  static const std::set<std::string> codes = {"collective-mismatch", "collective-args-mismatch", "collective-missing"};
+  // The report is JSON (any mode's), so its codes are names here.
+  const std::set<std::string> codes = {code_name(FindingCode::collective_mismatch),
+                                       code_name(FindingCode::collective_args_mismatch),
+                                       code_name(FindingCode::collective_missing)};
   if (!report->is_object() || !report->contains("findings") || !(*report)["findings"].is_array()) return;
   for (auto& f : (*report)["findings"]) {
     if (!f.is_object() || !f.contains("code") || !f["code"].is_string() || !codes.count(f["code"].get<std::string>())) continue;

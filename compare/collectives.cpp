@@ -139,21 +139,21 @@ void divergence_findings(const std::string& comm, size_t pos, size_t at, const s
                  : fmt::format("no majority: the other {} {} called {}", others, ranks_word,
                                f.expected);
     if (grp.call == nullptr) {
-      f.code = "collective-missing";
+      f.code = FindingCode::collective_missing;
       f.message = fmt::format("{} made no call at step {} of communicator {} (sequence ends after {} collectives); {}",
                               who, pos, comm, pos, theirs);
     } else if (maj >= 0 && ref != nullptr && skipped_one(lists[grp.member_index.front()], lists[groups[maj].member_index.front()], at)) {
-      f.code = "collective-missing";
+      f.code = FindingCode::collective_missing;
       f.found = fmt::format("skipped; called {} next", describe(*grp.call));
       f.message = fmt::format("{} skipped step {} of communicator {}: {}, and {} called {} next",
                               who, pos, comm, theirs, who, describe(*grp.call));
     } else if (ref != nullptr && ref->kind == grp.call->kind &&
                !(ref->kind == CollKind::unknown && ref->op_name != grp.call->op_name)) {
-      f.code = "collective-args-mismatch";
+      f.code = FindingCode::collective_args_mismatch;
       f.message = fmt::format("{} called {} at step {} of communicator {}; {} ({})", who, f.found, pos, comm,
                               theirs, argument_difference(*grp.call, *ref));
     } else {
-      f.code = "collective-mismatch";
+      f.code = FindingCode::collective_mismatch;
       f.message = fmt::format("{} called {} at step {} of communicator {}; {}", who, f.found, pos, comm, theirs);
     }
     out->push_back(std::move(f));
@@ -229,7 +229,7 @@ void absent_ranks(const std::string& comm, const std::vector<const CommSequence*
   long long total = 0;
   for (const auto& r : ranges) total += static_cast<long long>(r.second) - r.first + 1;
   Finding f;
-  f.code = "collective-ranks-absent";
+  f.code = FindingCode::collective_ranks_absent;
   f.severity = Severity::warning;
   f.comm = comm;
   f.seq = 0;
@@ -284,7 +284,7 @@ void match_p2p(const std::string& comm, const std::vector<const CommSequence*>& 
       f.fix = "make every Send have a matching Recv with the same count and datatype on the peer";
       if (k < n) {
         if (s[k]->count == r[k]->count && s[k]->datatype == r[k]->datatype) continue;
-        f.code = "collective-args-mismatch";
+        f.code = FindingCode::collective_args_mismatch;
         fill_blame(&f, {by_rank[from], by_rank[to]});
         f.expected = describe(*s[k]);
         f.found = describe(*r[k]);
@@ -294,7 +294,7 @@ void match_p2p(const std::string& comm, const std::vector<const CommSequence*>& 
         if (s.size() == r.size()) break;
         bool recv_short = r.size() < s.size();
         const CommSequence* culprit = recv_short ? by_rank[to] : by_rank[from];
-        f.code = "collective-missing";
+        f.code = FindingCode::collective_missing;
         fill_blame(&f, {culprit});
         f.expected = recv_short ? describe(*s[k]) : describe(*r[k]);
         f.found = "none";
@@ -421,7 +421,7 @@ Finding stuck_finding(const std::string& comm, const std::vector<const Position*
     if (p->in_flight->entered_ns >= 0 && (since < 0 || p->in_flight->entered_ns < since)) since = p->in_flight->entered_ns;
   }
   Finding f;
-  f.code = "rank-stuck";
+  f.code = FindingCode::rank_stuck;
   f.comm = comm;
   f.seq = c.coll_seq >= 0 ? c.coll_seq : c.trace_seq;
   fill_blame(&f, members);
@@ -449,7 +449,7 @@ Finding waiting_finding(const std::string& comm, const std::vector<const Positio
     if (p->in_flight->entered_ns >= 0 && (since < 0 || p->in_flight->entered_ns < since)) since = p->in_flight->entered_ns;
   }
   Finding f;
-  f.code = "collective-in-flight";
+  f.code = FindingCode::collective_in_flight;
   f.comm = comm;
   f.seq = c.coll_seq >= 0 ? c.coll_seq : c.trace_seq;
   f.found = fmt::format("in flight since {}: {}", utc_time(since), c.kind == CollKind::unknown ? c.op_name.str() : describe(c));
@@ -640,9 +640,9 @@ Finding watchdog_finding(const std::string& comm, const WatchGroups& list, std::
     if (oi != gi && (tie || static_cast<int>(oi) == maj)) others.push_back(show_group(list, oi, gi, pass));
   f.expected = fmt::format("{}", fmt::join(others, " or "));
   const WatchKey& rk = list[ref].first;
-  if (std::get<0>(g.first) != std::get<0>(rk)) f.code = "collective-missing";
-  else if (std::get<1>(g.first) != std::get<1>(rk)) f.code = "collective-mismatch";
-  else f.code = "collective-args-mismatch";
+  if (std::get<0>(g.first) != std::get<0>(rk)) f.code = FindingCode::collective_missing;
+  else if (std::get<1>(g.first) != std::get<1>(rk)) f.code = FindingCode::collective_mismatch;
+  else f.code = FindingCode::collective_args_mismatch;
   f.message = fmt::format("{} of process group {} reports {}; {}the others report {}", rank_subject(f.ranks), comm,
                           f.found, tie ? "no majority: " : "", f.expected);
   return f;
@@ -698,7 +698,7 @@ std::vector<Finding> analyse_traced_processes(const std::vector<TracedProcess>& 
     std::string proc = fmt::format("pid {}{}", p.pid, p.host.empty() ? std::string() : " on " + p.host);
     if (p.calls == 0 && !p.nccl_mapped.empty() && p.global_rank >= 0 && seen.count(p.global_rank) == 0) {
       Finding f;
-      f.code = "collective-rank-unseen";
+      f.code = FindingCode::collective_rank_unseen;
       f.severity = Severity::warning;
       f.ranks = {p.global_rank};
       if (!p.host.empty()) f.hosts = {p.host};
@@ -715,7 +715,7 @@ std::vector<Finding> analyse_traced_processes(const std::vector<TracedProcess>& 
     }
     for (const auto& what : p.in_flight_unattributed) {
       Finding f;
-      f.code = "rank-stuck";
+      f.code = FindingCode::rank_stuck;
       if (p.global_rank >= 0) f.ranks = {p.global_rank};
       if (!p.host.empty()) f.hosts = {p.host};
       f.found = what;

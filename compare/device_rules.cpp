@@ -60,7 +60,7 @@ void judge_hosts(const HostRule& rule, const VoteResult& result, std::vector<Fin
       const VoteValue& v = result.values[i];
       if (rule.report && !rule.report(ref.value, v.value)) continue;
       Finding f;
-      f.code = code_name(rule.code);
+      f.code = rule.code;
       f.severity = rule.severity;
       f.ranks = v.ranks;
       f.hosts = v.hosts;
@@ -76,7 +76,7 @@ void judge_hosts(const HostRule& rule, const VoteResult& result, std::vector<Fin
   }
   if (rule.report) return;
   Finding f;
-  f.code = code_name(rule.code);
+  f.code = rule.code;
   f.severity = rule.severity;
   f.fix = rule.fix;
   std::set<int> ranks;
@@ -178,7 +178,7 @@ std::set<std::string> gpu_count_short(const std::vector<ConfigGroup>& groups, co
   for (const auto& [key, who] : short_hosts) {
     const auto& [gpus, ranks, exact] = key;
     Finding f;
-    f.code = code_name(FindingCode::gpu_count_short);
+    f.code = FindingCode::gpu_count_short;
     f.severity = Severity::error;
     f.hosts.assign(who.first.begin(), who.first.end());
     f.ranks.assign(who.second.begin(), who.second.end());
@@ -207,7 +207,7 @@ std::set<std::string> gpu_count_short(const std::vector<ConfigGroup>& groups, co
     if (std::all_of(g.hosts.begin(), g.hosts.end(), [&](const std::string& h) { return blamed.count(h) > 0; }))
       continue;
     Finding f;
-    f.code = code_name(FindingCode::gpu_count_short);
+    f.code = FindingCode::gpu_count_short;
     f.severity = Severity::error;
     f.hosts = g.hosts;
     f.ranks = g.ranks;
@@ -425,7 +425,7 @@ void gpu_lost_rule(const std::vector<ConfigGroup>& groups, std::vector<Finding>*
     std::sort(c.hosts.begin(), c.hosts.end());
     c.hosts.erase(std::unique(c.hosts.begin(), c.hosts.end()), c.hosts.end());
     Finding f;
-    f.code = code_name(FindingCode::gpu_lost);
+    f.code = FindingCode::gpu_lost;
     f.severity = Severity::error;
     f.ranks = c.ranks;
     f.hosts = c.hosts;
@@ -503,7 +503,7 @@ void kernel_module_rule(const std::vector<ConfigGroup>& groups, std::vector<Find
   // The driver version finding already names hosts whose driver differs; said once.
   for (auto& f : found) {
     bool repeated = std::any_of(out->begin(), out->end(), [&](const Finding& o) {
-      return o.code == code_name(FindingCode::cuda_driver_version_mismatch) && o.hosts == f.hosts;
+      return o.code == FindingCode::cuda_driver_version_mismatch && o.hosts == f.hosts;
     });
     if (!repeated) out->push_back(std::move(f));
   }
@@ -521,7 +521,7 @@ void baseline_rules(const std::vector<ConfigGroup>& groups, const Baseline& base
       if (!fact.value(g.record, &v) || v == pinned) continue;
       if (fact.rule.report && !fact.rule.report(pinned, v)) continue;
       Finding f;
-      f.code = code_name(fact.rule.code);
+      f.code = fact.rule.code;
       f.severity = fact.rule.severity;
       f.ranks = g.ranks;
       f.hosts = g.hosts;

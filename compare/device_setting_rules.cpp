@@ -77,7 +77,7 @@ void device_setting_rules(const std::vector<ConfigGroup>& groups, std::vector<Fi
     const auto& [variable, status, detail] = key;
     const SettingRule& rule = *rule_of(variable);
     Finding f;
-    f.code = code_name(rule.code);
+    f.code = rule.code;
     f.severity = rule.severity;
     f.ranks.assign(who.ranks.begin(), who.ranks.end());
     f.hosts.assign(who.hosts.begin(), who.hosts.end());

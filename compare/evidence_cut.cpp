@@ -101,7 +101,7 @@ std::string shared_context(const Finding& a, const Finding& b) {
   std::size_t n = 0;
   while (n < a.message.size() && n < b.message.size() && a.message[n] == b.message[n]) ++n;
   std::size_t colon = a.message.rfind(": ", n);
-  if (colon == std::string::npos || colon < 10) return a.code;
+  if (colon == std::string::npos || colon < 10) return code_name(a.code);
   return a.message.substr(0, colon);
 }
 

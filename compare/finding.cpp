@@ -1,6 +1,7 @@
 #include "compare/finding.h"
 
 #include <algorithm>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -11,7 +12,7 @@ namespace denpex {
 const char* to_string(Severity s) { return s == Severity::error ? "error" : "warning"; }
 
 void to_json(nlohmann::json& j, const Finding& f) {
-  j = {{"code", f.code},     {"severity", to_string(f.severity)}, {"ranks", f.ranks},
+  j = {{"code", code_name(f.code)},     {"severity", to_string(f.severity)}, {"ranks", f.ranks},
        {"hosts", f.hosts},   {"message", f.message},              {"expected", f.expected},
        {"found", f.found},   {"fix", f.fix}};
   if (f.ranks_total >= 0) {
@@ -38,7 +39,8 @@ std::string ranks_subject(const Finding& f) {
 void sort_findings(std::vector<Finding>* findings) {
   std::stable_sort(findings->begin(), findings->end(), [](const Finding& a, const Finding& b) {
     if (a.severity != b.severity) return a.severity == Severity::error;
-    if (a.code != b.code) return a.code < b.code;
+    // By name, as the reports have always listed them.
+    if (a.code != b.code) return std::string_view(code_name(a.code)) < code_name(b.code);
     int ra = a.ranks.empty() ? -1 : a.ranks.front();
     int rb = b.ranks.empty() ? -1 : b.ranks.front();
     return ra < rb;

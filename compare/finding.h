@@ -8,6 +8,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "compare/finding_code.h"
 #include "compare/shell_command.h"
 
 namespace denpex {
@@ -21,7 +22,7 @@ constexpr int kListedRanges = 256;
 const char* to_string(Severity s);
 
 struct Finding {
-  std::string code;          // a code of compare/finding_codes.h (code_name)
+  FindingCode code = FindingCode::internal_error;  // every emitter sets it; its text: code_name
   Severity severity = Severity::error;
   std::vector<int> ranks;    // blamed ranks, sorted ascending, no duplicates
   std::vector<std::string> hosts;  // hosts of the blamed ranks, sorted, no duplicates

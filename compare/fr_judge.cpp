@@ -94,7 +94,7 @@ namespace {
 
 Finding group_finding(const FrGroup& g, FindingCode code, Severity sev, int64_t seq) {
   Finding f;
-  f.code = code_name(code);
+  f.code = code;
   f.severity = sev;
   f.comm = g.name;
   f.seq = seq;
@@ -294,7 +294,7 @@ void judge_missing(const FrJobDumps& job, FrJudgement* out) {
       out->missing_ranks.push_back(r);
   if (out->missing_ranks.empty()) return;
   FrFinding ff;
-  ff.finding.code = code_name(FindingCode::collective_ranks_absent);
+  ff.finding.code = FindingCode::collective_ranks_absent;
   ff.finding.severity = Severity::warning;
   ff.finding.ranks = out->missing_ranks;
   ff.finding.message = fmt::format(

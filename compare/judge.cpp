@@ -77,7 +77,7 @@ class LocalFindings {
   void emit(std::vector<Finding>* out) const {
     for (const auto& [key, blame] : blame_) {
       Finding f;
-      f.code = code_name(key.code);
+      f.code = key.code;
       f.severity = key.severity;
       f.ranks.assign(blame.ranks.begin(), blame.ranks.end());
       f.hosts.assign(blame.hosts.begin(), blame.hosts.end());
@@ -535,7 +535,7 @@ std::string verb(const Attribute& a, const std::vector<int>& ranks) {
 
 Finding make_finding(const Attribute& a, const VoteValue& v) {
   Finding f;
-  f.code = code_name(a.code);
+  f.code = a.code;
   f.severity = a.severity;
   f.ranks = v.ranks;
   f.hosts = v.hosts;
@@ -568,7 +568,7 @@ void judge_vote(const Attribute& a, const VoteResult& result, std::vector<Findin
   // No reference: nobody can say which side is right, so every holder is named.
   constexpr std::size_t kParts = 4;
   Finding f;
-  f.code = code_name(a.code);
+  f.code = a.code;
   f.severity = a.severity;
   f.fix = a.fix;
   std::set<int> ranks;
@@ -701,7 +701,7 @@ void torch_missing_rule(const std::vector<ConfigGroup>& groups, const Baseline* 
     if (g.record.torch.status != TorchStatus::missing) continue;
     if (!against_baseline && g.record.mode != "static") continue;
     Finding f;
-    f.code = code_name(FindingCode::torch_missing);
+    f.code = FindingCode::torch_missing;
     f.severity = Severity::warning;
     f.ranks = g.ranks;
     for (const auto& h : g.hosts)
@@ -871,7 +871,7 @@ void env_rules(const std::vector<ConfigGroup>& groups, const Baseline* baseline,
 // A baseline finding that repeats a cross-group finding (same code, ranks, expected and found)
 // says nothing new: the majority is the baseline. Keep the first.
 void drop_duplicates(std::vector<Finding>* findings) {
-  std::set<std::tuple<std::string, std::vector<int>, std::string, std::string>> seen;
+  std::set<std::tuple<FindingCode, std::vector<int>, std::string, std::string>> seen;
   std::vector<Finding> kept;
   for (auto& f : *findings) {
     if (!seen.insert({f.code, f.ranks, f.expected, f.found}).second) continue;
@@ -924,7 +924,7 @@ std::vector<Finding> judge(const std::vector<ConfigGroup>& all_groups,
     // Only allocation failure or a formatting bug can get here; a verdict must still come out,
     // and it must not be a silent pass.
     Finding f;
-    f.code = code_name(FindingCode::internal_error);
+    f.code = FindingCode::internal_error;
     f.message = fmt::format("denpex-probe could not judge this job: {}", e.what());
     f.fix = "report this as a bug in denpex-probe";
     findings.push_back(std::move(f));

@@ -39,7 +39,7 @@ bool ras_count_finding(const RasCountVerdict& v, const std::string& comm, const 
                        Finding* out) {
   if (v.agree) return false;
   Finding f;
-  f.code = code_name(FindingCode::collective_missing);
+  f.code = FindingCode::collective_missing;
   f.severity = Severity::error;
   f.ranks = v.behind;
   f.hosts = v.behind_hosts;

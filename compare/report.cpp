@@ -153,7 +153,7 @@ std::string render_human(const ClusterReport& report, bool color) {
   for (std::size_t i = 0; i < shown; ++i) {
     const Finding& f = report.findings[i];
     bool error = f.severity == Severity::error;
-    out += fmt::format("\n{} {}\n", error ? "error  " : "warning", f.code);
+    out += fmt::format("\n{} {}\n", error ? "error  " : "warning", code_name(f.code));
     out += fmt::format("  {}\n", f.message);
     if (!f.expected.empty() || !f.found.empty()) {
       out += fmt::format("  expected: {}   found: {}\n", f.expected.empty() ? "-" : f.expected,

@@ -58,7 +58,7 @@ CollectivesSummary summarise(const CollectivesInputs& inputs) {
 void input_findings(const CollectivesInputs& inputs, const CollectivesSummary& sum, std::vector<Finding>* out) {
   if (sum.unreadable > 0) {
     Finding f;
-    f.code = "collective-input-unreadable";
+    f.code = FindingCode::collective_input_unreadable;
     f.severity = Severity::warning;
     std::string first;
     for (const auto& in : inputs.files)
@@ -75,7 +75,7 @@ void input_findings(const CollectivesInputs& inputs, const CollectivesSummary& s
   }
   if (sum.unattributed > 0) {
     Finding f;
-    f.code = "collective-calls-unattributed";
+    f.code = FindingCode::collective_calls_unattributed;
     f.severity = Severity::warning;
     f.message = fmt::format("{} calls are on communicators whose identity across ranks is unknown (no Init COMPLETE "
                             "line in the log, or created by a call the recorder does not intercept) and were not compared",
@@ -100,7 +100,7 @@ void cut_finding(const CollectivesInputs& inputs, std::vector<Finding>* out) {
   std::vector<const evidence::InputCut*> cuts = cuts_of(inputs);
   if (cuts.empty()) return;
   Finding f;
-  f.code = code_name(FindingCode::input_cut);
+  f.code = FindingCode::input_cut;
   f.severity = Severity::warning;
   f.found = fmt::format("{} input{} cut", cuts.size(), cuts.size() == 1 ? "" : "s");
   f.message = fmt::format("{} input{} ended early and {} judged only up to where {} stopped (no rank is blamed for "
@@ -161,7 +161,7 @@ std::string human_text(const CollectivesSummary& sum, const std::vector<Finding>
   for (const auto& f : findings) {
     std::string where = f.comm.empty() ? std::string() : fmt::format("  comm {}  step {}", f.comm, f.seq);
     // Ranged and abbreviated as the gate's report names ranks; --json keeps every rank.
-    out += fmt::format("\n{} {}  {}{}\n  {}\n", to_string(f.severity), f.code,
+    out += fmt::format("\n{} {}  {}{}\n  {}\n", to_string(f.severity), code_name(f.code),
                        ranks_subject(f), where, f.message);
     if (!f.expected.empty() || !f.found.empty())
       out += fmt::format("  called: {}\n  others: {}\n", f.found, f.expected);

@@ -118,12 +118,12 @@ void coll_findings(const LogReader& r, std::vector<DxFinding>* out, std::vector<
   }
   for (auto& f : found) {
     bool synthetic = c.synthetic.count(f.comm) > 0;
-    if (f.code == "collective-ranks-absent" && synthetic) continue;  // ranks unknown: said by the note below
+    if (f.code == FindingCode::collective_ranks_absent && synthetic) continue;  // ranks unknown: said by the note below
     // The analyser counts positions among what it was given; the communicator's own position
     // (NCCL's opCount) is what a person finds in the log.
     auto pm = c.positions.find(f.comm);
     long long idx = f.seq;
-    if (pm != c.positions.end() && idx >= 0 && static_cast<size_t>(idx) < pm->second.size() && f.code != "collective-ranks-absent") {
+    if (pm != c.positions.end() && idx >= 0 && static_cast<size_t>(idx) < pm->second.size() && f.code != FindingCode::collective_ranks_absent) {
       long long pos = pm->second[static_cast<size_t>(idx)];
       replace_all(&f.message, fmt::format("step {} of", idx), fmt::format("opCount {:x} (position {}) of", pos, pos));
       replace_all(&f.message, fmt::format("sequence ends after {} collectives", idx), "its calls end before it");
@@ -395,7 +395,7 @@ WatchSummary watch_findings(const LogReader& r, std::vector<DxFinding>* out, std
 using NcclReports = std::map<Reported::Kind, std::vector<const Reported*>>;
 
 void fill_fr_missing(const Reported& rep, Finding* f) {
-  f->code = "collective-missing";
+  f->code = FindingCode::collective_missing;
   f->ranks = rep.ranks;
   f->expected = fmt::format("all {} ranks in {}", rep.world > 0 ? std::to_string(rep.world) : std::string("expected"), rep.op);
   f->found = fmt::format("ranks {} absent", rank_ranges(rep.ranks));
@@ -409,7 +409,7 @@ void fill_fr_missing(const Reported& rep, Finding* f) {
 
 void fill_fr_errors(const Reported& rep, Finding* f) {
   bool size = rep.detail.find("SIZE") != std::string::npos || rep.detail.find("size") != std::string::npos;
-  f->code = size ? "collective-args-mismatch" : "collective-mismatch";
+  f->code = size ? FindingCode::collective_args_mismatch : FindingCode::collective_mismatch;
   f->ranks = rep.ranks;
   f->expected = rep.detail;
   f->found = rep.ranks.empty() ? "culprit ranks not in the input" : fmt::format("ranks {}", rank_ranges(rep.ranks));
@@ -440,7 +440,7 @@ bool fill_ras_counts(const Reported& rep, DxFinding* d, std::vector<DxFinding>* 
   if (behind.empty()) {
     // Only ranks ahead of the majority are listed: the majority lags, and RAS does not name
     // its ranks one by one. The listed ranks are not the stragglers: nobody is blamed.
-    f.code = "nccl-ras-mismatch";
+    f.code = FindingCode::nccl_ras_mismatch;
     f.severity = Severity::warning;
     f.comm = rep.op;
     f.message = fmt::format("NCCL RAS reports different {} operation counts: ranks {} launched up to operation {}, "
@@ -456,7 +456,7 @@ bool fill_ras_counts(const Reported& rep, DxFinding* d, std::vector<DxFinding>* 
                              rank_ranges(ahead), rep.majority_ranks);
     return false;
   }
-  f.code = "collective-missing";
+  f.code = FindingCode::collective_missing;
   f.ranks = behind;
   f.seq = rep.majority_count;
   f.comm = rep.op;
@@ -472,7 +472,7 @@ bool fill_ras_counts(const Reported& rep, DxFinding* d, std::vector<DxFinding>* 
 // Two ranks compared, or Horovod's shape and stall checks.
 void fill_compared_or_stalled(const Reported& rep, Finding* f) {
   if (rep.kind == Reported::Kind::pair_mismatch) {
-    f->code = "collective-args-mismatch";
+    f->code = FindingCode::collective_args_mismatch;
     f->ranks = rep.ranks;
     f->found = rep.detail;
     if (rep.ranks.size() == 1) {
@@ -487,12 +487,12 @@ void fill_compared_or_stalled(const Reported& rep, Finding* f) {
       f->fix = "make both ranks build and call the same thing; with two ranks there is no majority to tell which one is wrong";
     }
   } else if (rep.kind == Reported::Kind::shape_mismatch) {
-    f->code = "collective-args-mismatch";
+    f->code = FindingCode::collective_args_mismatch;
     f->found = rep.detail;
     f->message = fmt::format("Horovod reports tensors of one name submitted with different shapes or types: {}", rep.detail);
     f->fix = "make every rank submit the same tensors in the same shapes (an uneven last batch, a rank-dependent model part)";
   } else {
-    f->code = "collective-missing";
+    f->code = FindingCode::collective_missing;
     f->ranks = rep.ranks;
     f->comm = "horovod";
     f->expected = rep.world > 0 ? fmt::format("all of ranks 0-{} ready", rep.world - 1) : "every rank ready";
@@ -531,7 +531,7 @@ void nccl_warning_findings(const NcclReports& nccl, std::vector<DxFinding>* out,
     f.ranks.assign(ranks.begin(), ranks.end());
     f.hosts.assign(hosts.begin(), hosts.end());
     if (kind == Reported::Kind::nccl_mismatch) {
-      f.code = "nccl-reported-mismatch";
+      f.code = FindingCode::nccl_reported_mismatch;
       f.message = fmt::format("NCCL itself reports a mismatched collective \"at and around\" ranks {} ({} WARN lines); NCCL "
                               "raises this also when a transport error corrupts a message, so it is not proof that the "
                               "application's calls differ",
@@ -544,12 +544,12 @@ void nccl_warning_findings(const NcclReports& nccl, std::vector<DxFinding>* out,
           "rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL and pass every rank's log",
           rank_ranges(std::vector<int>(ranks.begin(), ranks.end())));
     } else if (kind == Reported::Kind::ras_counts) {
-      f.code = "nccl-ras-mismatch";
+      f.code = FindingCode::nccl_ras_mismatch;
       f.message = fmt::format("NCCL RAS reports ranks with different collective operation counts{}",
                               f.ranks.empty() ? "" : ": ranks " + rank_ranges(f.ranks));
       f.fix = kCollectiveFix;
     } else {
-      f.code = "nccl-net-mismatch";
+      f.code = FindingCode::nccl_net_mismatch;
       f.message = "NCCL's network transport reports a collective mismatch error (NET/IB)";
       f.fix = "rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL to compare the calls; if they agree, check the network";
     }
@@ -633,7 +633,7 @@ DxFinding initiating_finding(const BlameResult& b, const std::vector<Fact>& fact
   DxFinding d;
   Finding& f = d.f;
   const Party& p = b.initiating;
-  f.code = "initiating-failure";
+  f.code = FindingCode::initiating_failure;
   f.severity = Severity::error;
   f.ranks = p.ranks;
   f.hosts = p.hosts;
@@ -678,7 +678,7 @@ DxFinding alike_finding(const BlameResult& b, const std::vector<Fact>& facts) {
   DxFinding d;
   Finding& f = d.f;
   const Party& p = b.alike;
-  f.code = "initiating-failure";
+  f.code = FindingCode::initiating_failure;
   f.severity = Severity::error;
   f.hosts = p.hosts;
   f.found = p.what;
@@ -767,7 +767,7 @@ void blame_findings(Diagnosis* d, const std::vector<Divergence>& divergences, co
   if (b.found && b.initiating.kind == Failure::Kind::never_joined && divergences.empty()) {
     // A desync report naming who never joined is a verdict of its own.
     DxFinding x;
-    x.f.code = "collective-missing";
+    x.f.code = FindingCode::collective_missing;
     x.f.severity = Severity::error;
     x.f.ranks = b.initiating.ranks;
     x.f.hosts = b.initiating.hosts;
@@ -784,7 +784,7 @@ void blame_findings(Diagnosis* d, const std::vector<Divergence>& divergences, co
 void unused_input_findings(const LogReader& r, std::vector<DxFinding>* out) {
   if (r.unreadable.count > 0) {
     DxFinding x;
-    x.f.code = "diagnose-unreadable-lines";
+    x.f.code = FindingCode::diagnose_unreadable_lines;
     x.f.severity = Severity::warning;
     x.f.found = fmt::format("{} unreadable lines", r.unreadable.count);
     x.f.message = fmt::format("{} input line{} look like NCCL or PyTorch records but could not be read (cut, wrapped without "
@@ -805,7 +805,7 @@ void unused_input_findings(const LogReader& r, std::vector<DxFinding>* out) {
     }
     if (lost == 0) continue;
     DxFinding x;
-    x.f.code = "diagnose-lines-lost";
+    x.f.code = FindingCode::diagnose_lines_lost;
     x.f.severity = Severity::warning;
     x.f.comm = st.comm;
     x.f.found = fmt::format("{} lines lost", lost);
@@ -871,7 +871,7 @@ void set_verdict(Diagnosis* d, const LogReader& r, const WatchSummary& ws, const
   std::string why = inconclusive_reason(r, *d, ws, nccl_warn_note);
   d->inconclusive = why;
   DxFinding x;
-  x.f.code = "diagnose-inconclusive";
+  x.f.code = FindingCode::diagnose_inconclusive;
   x.f.severity = Severity::warning;
   x.f.message = why;
   x.f.fix = why.substr(why.rfind(": ") == std::string::npos ? 0 : why.rfind(": ") + 2);
@@ -920,7 +920,7 @@ void add_findings(Diagnosis* d, std::vector<DxFinding> more) {
     d->verdict = "reject";
     d->inconclusive.clear();
     d->findings.erase(std::remove_if(d->findings.begin(), d->findings.end(),
-                                     [](const DxFinding& x) { return x.f.code == "diagnose-inconclusive"; }),
+                                     [](const DxFinding& x) { return x.f.code == FindingCode::diagnose_inconclusive; }),
                       d->findings.end());
   }
   std::stable_sort(d->findings.begin(), d->findings.end(), [](const DxFinding& a, const DxFinding& b) {
@@ -1003,7 +1003,7 @@ namespace {
 bool started_by_says(const BlameResult& b, const Finding& f) {
   if (!b.found || b.initiating.what.empty()) return false;
   // A message that adds to it (the transport a fault is of, the clock skew) is printed.
-  return f.message == b.initiating.what || (f.code == "initiating-failure" && f.found == b.initiating.what &&
+  return f.message == b.initiating.what || (f.code == FindingCode::initiating_failure && f.found == b.initiating.what &&
                                             f.message == initiating_message(b.initiating));
 }
 
@@ -1044,7 +1044,7 @@ std::string render_diagnosis(const Diagnosis& d, const LogReader& r) {
       break;
     }
     const Finding& f = x.f;
-    out += fmt::format("\n{} {}{}\n", to_string(f.severity), f.code,
+    out += fmt::format("\n{} {}{}\n", to_string(f.severity), code_name(f.code),
                        f.ranks_total >= 0 ? "  " + ranks_subject(f)
                        : f.ranks.empty()  ? ""
                                           : fmt::format("  ranks {}", rank_ranges(f.ranks)));

@@ -59,7 +59,7 @@ std::string subject(const Env& e) {
   return e.name.empty() ? "the environment" : e.name;
 }
 
-JudgedFact finding(const Env& e, const std::string& code, Severity sev, const std::vector<const Fact*>& ev) {
+JudgedFact finding(const Env& e, FindingCode code, Severity sev, const std::vector<const Fact*>& ev) {
   JudgedFact jf;
   jf.finding.code = code;
   jf.finding.severity = sev;
@@ -81,7 +81,7 @@ void wheel_conflict(const Env& e, std::vector<JudgedFact>* out) {
     ev.push_back(f);
   }
   if (seen.size() < 2) return;
-  JudgedFact jf = finding(e, "nccl-wheel-conflict", Severity::error, ev);
+  JudgedFact jf = finding(e, FindingCode::nccl_wheel_conflict, Severity::error, ev);
   Finding& f = jf.finding;
   std::string list = seen.size() == 2 ? seen[0] + " and " + seen[1] : fmt::format("{}", fmt::join(seen, ", "));
   f.message = fmt::format("{}: {} NCCL wheels in one environment: {}; each installs nvidia/nccl/lib/libnccl.so.2, so that "
@@ -150,7 +150,7 @@ void torch_nccl(const Env& e, std::vector<JudgedFact>* out) {
   std::vector<const Fact*> ev = e.torch_nccl;
   ev.insert(ev.end(), e.wheels.begin(), e.wheels.end());
   ev.insert(ev.end(), v.sys.begin(), v.sys.end());
-  JudgedFact jf = finding(e, "torch-nccl-mismatch", older ? Severity::error : Severity::warning, ev);
+  JudgedFact jf = finding(e, FindingCode::torch_nccl_mismatch, older ? Severity::error : Severity::warning, ev);
   Finding& f = jf.finding;
   f.message = torch_nccl_message(e, v);
   f.expected = fmt::format("NCCL {} (the NCCL PyTorch was built with)", v.built);
@@ -167,7 +167,7 @@ void symbol_absent(const Env& e, std::vector<JudgedFact>* out) {
     std::vector<const Fact*> sys = system_nccl(e);
     std::vector<const Fact*> ev = {a};
     ev.insert(ev.end(), sys.begin(), sys.end());
-    JudgedFact jf = finding(e, "nccl-abi-mismatch", Severity::error, ev);
+    JudgedFact jf = finding(e, FindingCode::nccl_abi_mismatch, Severity::error, ev);
     Finding& f = jf.finding;
     std::string where;
     if (a->b.find('/') == std::string::npos && !sys.empty())
@@ -241,7 +241,7 @@ void driver_mismatch(const Env& e, std::vector<JudgedFact>* out) {
     for (const auto& k : ds)
       if (!u.kernel && k.kernel && !same_driver(u.version, k.version)) differ = true;
   if (!differ) return;
-  JudgedFact jf = finding(e, "cuda-driver-kernel-mismatch", Severity::error, e.drivers);
+  JudgedFact jf = finding(e, FindingCode::cuda_driver_kernel_mismatch, Severity::error, e.drivers);
   Finding& f = jf.finding;
   f.message = fmt::format("{}: the user-space driver is {} but the loaded kernel module is {}: a driver installed or "
                           "upgraded without a reboot", subject(e), side_text(ds, false), side_text(ds, true));
@@ -265,7 +265,7 @@ void driver_too_old(const Env& e, std::vector<JudgedFact>* out) {
   if (built.empty() || driver_cuda.empty() || cuda_compat(built, driver_cuda, version) != CudaCompat::too_old) return;
   std::vector<const Fact*> ev = {torch_fact};
   ev.insert(ev.end(), e.drivers.begin(), e.drivers.end());
-  JudgedFact jf = finding(e, "cuda-driver-too-old", Severity::error, ev);
+  JudgedFact jf = finding(e, FindingCode::cuda_driver_too_old, Severity::error, ev);
   Finding& f = jf.finding;
   f.message = fmt::format("{}: PyTorch is built for CUDA {}, but the driver{} supports CUDA {} at most", subject(e), built,
                           version.empty() ? "" : " " + version, driver_cuda);
@@ -306,7 +306,7 @@ void torch_versions(const std::map<std::string, Env>& envs, std::vector<JudgedFa
   std::sort(jf.finding.hosts.begin(), jf.finding.hosts.end());
   std::sort(jf.finding.ranks.begin(), jf.finding.ranks.end());
   Finding& f = jf.finding;
-  f.code = "torch-version-mismatch";
+  f.code = FindingCode::torch_version_mismatch;
   f.severity = Severity::error;
   f.message = fmt::format("{}; the others ({}) have PyTorch {}", fmt::join(odd, "; "), ref->second.size(), ref->first);
   f.expected = "PyTorch " + ref->first;

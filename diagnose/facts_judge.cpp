@@ -136,7 +136,7 @@ using Apply = std::function<void(RankRecord*, const Fact&)>;
 // One dimension: the facts of `kinds`, applied to neutral records by `apply`, judged by
 // compare/'s rules, and the findings of `codes` kept with the blamed processes' lines.
 void judge_dimension(const std::vector<Fact>& facts, Identities& ids, const std::set<Fact::Kind>& kinds,
-                     const std::set<std::string>& codes, const Apply& apply, std::vector<JudgedFact>* out) {
+                     const std::set<FindingCode>& codes, const Apply& apply, std::vector<JudgedFact>* out) {
   // One record at a time, grouped as it is made: a record per configuration is kept, not one
   // per process (a RankRecord is kilobytes, and a log may name a hundred thousand processes).
   std::map<int, std::vector<const Fact*>> by_rank;
@@ -184,13 +184,13 @@ void judge_dimension(const std::vector<Fact>& facts, Identities& ids, const std:
 
 void judge_dimensions(const std::vector<Fact>& facts, std::vector<JudgedFact>* out) {
   Identities ids;
-  judge_dimension(facts, ids, {Fact::Kind::nccl_version}, {"nccl-version-mismatch", "nccl-build-mismatch"},
+  judge_dimension(facts, ids, {Fact::Kind::nccl_version}, {FindingCode::nccl_version_mismatch, FindingCode::nccl_build_mismatch},
                   [](RankRecord* r, const Fact& f) {
                     if (!r->nccl.version.empty()) return;  // the first version a process printed
                     r->nccl.version = f.a;
                     r->nccl.cuda_build = f.b;
                   }, out);
-  judge_dimension(facts, ids, {Fact::Kind::plugin_loaded, Fact::Kind::plugin_missing}, {"nccl-net-plugin-mismatch"},
+  judge_dimension(facts, ids, {Fact::Kind::plugin_loaded, Fact::Kind::plugin_missing}, {FindingCode::nccl_net_plugin_mismatch},
                   [](RankRecord* r, const Fact& f) {
                     // NCCL tries several names before it loads one: a load wins over "could not find".
                     if (f.kind == Fact::Kind::plugin_loaded) {
@@ -201,9 +201,9 @@ void judge_dimensions(const std::vector<Fact>& facts, std::vector<JudgedFact>* o
                       r->net_plugin.status = PluginStatus::missing;
                     }
                   }, out);
-  judge_dimension(facts, ids, {Fact::Kind::nccl_env}, {"nccl-env-mismatch"},
+  judge_dimension(facts, ids, {Fact::Kind::nccl_env}, {FindingCode::nccl_env_mismatch},
                   [](RankRecord* r, const Fact& f) { r->nccl_env[f.a] = f.b; }, out);
-  judge_dimension(facts, ids, {Fact::Kind::undefined_symbol}, {"nccl-abi-mismatch"}, [](RankRecord* r, const Fact& f) {
+  judge_dimension(facts, ids, {Fact::Kind::undefined_symbol}, {FindingCode::nccl_abi_mismatch}, [](RankRecord* r, const Fact& f) {
     AbiCheck a;
     a.consumer = f.b.empty() ? "libtorch_cuda.so" : f.b;
     a.library = "the libnccl.so.2 it loaded";
@@ -211,12 +211,12 @@ void judge_dimensions(const std::vector<Fact>& facts, std::vector<JudgedFact>* o
     a.missing = {f.a};
     if (r->abi.empty()) r->abi.push_back(a);
   }, out);
-  judge_dimension(facts, ids, {Fact::Kind::driver_stub}, {"cuda-driver-stub"}, [](RankRecord* r, const Fact& f) {
+  judge_dimension(facts, ids, {Fact::Kind::driver_stub}, {FindingCode::cuda_driver_stub}, [](RankRecord* r, const Fact& f) {
     r->cuda_driver.status = DriverStatus::stub;
     if (!f.a.empty()) r->cuda_driver.library = f.a;
   }, out);
   // The driver's CUDA version against the CUDA build of the NCCL the same process printed.
-  judge_dimension(facts, ids, {Fact::Kind::driver_cuda, Fact::Kind::nccl_version}, {"cuda-driver-too-old"},
+  judge_dimension(facts, ids, {Fact::Kind::driver_cuda, Fact::Kind::nccl_version}, {FindingCode::cuda_driver_too_old},
                   [](RankRecord* r, const Fact& f) {
                     if (f.kind == Fact::Kind::driver_cuda) r->cuda_driver.cuda_version = f.a;
                     else if (r->nccl.version.empty()) {
@@ -232,15 +232,15 @@ const evidence::Signal* signal_named(const std::string& id) {
 }
 
 // The code of a message that states its verdict itself: the one its signature gives.
-std::string direct_code(const Fact& f) {
-  if (const evidence::Signal* s = signal_named(f.evidence.signal)) return s->code;
-  return f.kind == Fact::Kind::driver_too_old ? "cuda-driver-too-old"
-         : f.kind == Fact::Kind::nccl_missing ? "nccl-missing"
-         : f.kind == Fact::Kind::plugin_unloadable ? "nccl-net-plugin-mismatch"
-                                              : "cuda-driver-kernel-mismatch";
+FindingCode direct_code(const Fact& f) {
+  if (const evidence::Signal* s = signal_named(f.evidence.signal)) return s->finding;
+  return f.kind == Fact::Kind::driver_too_old ? FindingCode::cuda_driver_too_old
+         : f.kind == Fact::Kind::nccl_missing ? FindingCode::nccl_missing
+         : f.kind == Fact::Kind::plugin_unloadable ? FindingCode::nccl_net_plugin_mismatch
+                                              : FindingCode::cuda_driver_kernel_mismatch;
 }
 
-JudgedFact direct_finding(const std::string& code, const std::vector<const Fact*>& fs, const std::vector<Fact>& facts) {
+JudgedFact direct_finding(FindingCode code, const std::vector<const Fact*>& fs, const std::vector<Fact>& facts) {
   JudgedFact jf;
   Finding& f = jf.finding;
   f.code = code;
@@ -260,7 +260,7 @@ JudgedFact direct_finding(const std::string& code, const std::vector<const Fact*
   if (!hosts.empty()) who += " on " + hosts_of(fs);
   const evidence::Signal* sig = signal_named(fs.front()->evidence.signal);
   f.message = fmt::format("{}: {}", who, fs.front()->a);
-  if (code == "cuda-driver-kernel-mismatch") {
+  if (code == FindingCode::cuda_driver_kernel_mismatch) {
     f.message = fmt::format("{}: NVML reports \"Driver/library version mismatch\": the user-space driver and the loaded kernel module differ", who);
     f.expected = "user-space driver = kernel module";
     std::string versions = driver_versions_note(facts);
@@ -268,7 +268,7 @@ JudgedFact direct_finding(const std::string& code, const std::vector<const Fact*
     if (!versions.empty()) f.message += ": " + versions;
     f.fix = "reboot (or reload the nvidia kernel modules) after the driver update, or install the user-space driver that "
             "matches the loaded module; do not bake libcuda into container images";
-  } else if (code == "cuda-driver-too-old") {
+  } else if (code == FindingCode::cuda_driver_too_old) {
     f.expected = "a driver for the CUDA version PyTorch and NCCL were built for";
     f.found = "an older driver";
     f.fix = "upgrade the NVIDIA driver on these hosts to one that supports the CUDA version of the PyTorch/NCCL build, "
@@ -281,7 +281,7 @@ JudgedFact direct_finding(const std::string& code, const std::vector<const Fact*
 }
 
 void direct_findings(const std::vector<Fact>& facts, std::vector<JudgedFact>* out) {
-  std::map<std::string, std::vector<const Fact*>> direct;
+  std::map<FindingCode, std::vector<const Fact*>, CodeNameLess> direct;
   for (const auto& f : facts)
     if (f.kind == Fact::Kind::driver_too_old || f.kind == Fact::Kind::nvml_mismatch || f.kind == Fact::Kind::nccl_missing ||
         f.kind == Fact::Kind::plugin_unloadable)
@@ -294,7 +294,7 @@ bool loaded_version(const Fact& f) {
   return f.kind == Fact::Kind::nccl_version && f.evidence.signal.rfind("install.", 0) != 0;
 }
 
-JudgedFact install_finding(const std::string& code, const std::string& message, const std::string& fix,
+JudgedFact install_finding(FindingCode code, const std::string& message, const std::string& fix,
                            const std::vector<const Fact*>& lines) {
   JudgedFact jf;
   jf.finding.code = code;
@@ -328,7 +328,7 @@ void installed_vs_loaded(const std::vector<Fact>& facts, std::vector<JudgedFact>
   if (said.size() != 1 || loaded.empty() || loaded.count(said.begin()->second->a)) return;
   std::string what = torch.empty() ? "the installed " + said.begin()->second->b + " wheel" : "torch.cuda.nccl.version()";
   out->push_back(install_finding(
-      "torch-nccl-mismatch",
+      FindingCode::torch_nccl_mismatch,
       fmt::format("{} says NCCL {}, but the process loaded NCCL {}: another libnccl.so.2 wins (LD_LIBRARY_PATH, the "
                   "system's libnccl2, a second wheel)",
                   what, said.begin()->second->a, fmt::join(map_keys(loaded), ", ")),

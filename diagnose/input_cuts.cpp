@@ -64,7 +64,7 @@ void cut_findings(const LogReader& r, const std::string& withheld, std::vector<D
   if (r.cuts.empty()) return;
   const size_t n = r.cuts.size();
   DxFinding x;
-  x.f.code = code_name(FindingCode::input_cut);
+  x.f.code = FindingCode::input_cut;
   x.f.severity = Severity::warning;
   x.f.found = fmt::format("{} input{} cut", n, n == 1 ? "" : "s");
   x.f.message = fmt::format("{} input{} ended early (damaged, or past a decoding limit): a log is judged up to where it "

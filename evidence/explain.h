@@ -15,7 +15,7 @@ namespace denpex::evidence {
 
 enum class ExplainStatus {
   signature,  // NAME is a signature id ("nccl.init")
-  code,       // NAME is a finding code ("collective-mismatch")
+  code,       // NAME is a finding code (`collective-mismatch`)
   family,     // NAME is a family ("nccl"): its signatures listed
   index,      // no NAME: every id and code listed
   unknown,    // NAME is none of these: `text` says so, with the nearest name when there is one

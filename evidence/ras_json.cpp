@@ -80,7 +80,7 @@ void judge_missing(const RasCommunicator& c, std::vector<Finding>* out) {
     (m.dead ? dead : unreachable).push_back(m.rank);
     if (!m.host.empty() && m.host != "unknown") (m.dead ? dead_hosts : unreachable_hosts).push_back(m.host);
   }
-  auto finding = [&](const char* code, Severity sev, std::vector<int> ranks, std::vector<std::string> hosts,
+  auto finding = [&](FindingCode code, Severity sev, std::vector<int> ranks, std::vector<std::string> hosts,
                      const char* what, const char* fix) {
     std::sort(ranks.begin(), ranks.end());
     std::sort(hosts.begin(), hosts.end());
@@ -96,11 +96,11 @@ void judge_missing(const RasCommunicator& c, std::vector<Finding>* out) {
     out->push_back(std::move(f));
   };
   if (!dead.empty())
-    finding(code_name(FindingCode::ras_rank_dead), Severity::error, dead, dead_hosts,
+    finding(FindingCode::ras_rank_dead, Severity::error, dead, dead_hosts,
             "is considered dead by NCCL's RAS: its process is gone, and the others wait for it",
             "read that rank's own log for why its process ended (a crash, the OOM killer, a node failure)");
   if (!unreachable.empty())
-    finding("collective-ranks-absent", Severity::warning, unreachable, unreachable_hosts,
+    finding(FindingCode::collective_ranks_absent, Severity::warning, unreachable, unreachable_hosts,
             "could not be reached by NCCL's RAS: their state is unknown",
             "look at those ranks' nodes and logs; run ncclras again to see whether they are dead");
 }
@@ -111,7 +111,7 @@ void judge_errors(const RasCommunicator& c, std::vector<Finding>* out) {
     bool async_bad = r.async_error != 0 && r.async_error != 7;
     if (!init_bad && !async_bad) continue;
     Finding f;
-    f.code = code_name(FindingCode::ras_rank_error);
+    f.code = FindingCode::ras_rank_error;
     f.severity = Severity::error;
     f.comm = comm_label(c);
     f.ranks = {r.rank};

@@ -180,7 +180,7 @@ void diag_events(LogReader& r, const DiagItem& x, int world, std::set<std::strin
 
 Finding version_finding(const DiagItem& x) {
   Finding f;
-  f.code = code_name(FindingCode::cuda_driver_version_mismatch);
+  f.code = FindingCode::cuda_driver_version_mismatch;
   f.severity = Severity::warning;
   f.comm = x.comm;
   f.ranks = diag_odd_ranks(x);
@@ -198,7 +198,7 @@ Finding version_finding(const DiagItem& x) {
 
 Finding incomplete_finding(const DiagItem& x) {
   Finding f;
-  f.code = code_name(FindingCode::collective_ranks_absent);
+  f.code = FindingCode::collective_ranks_absent;
   f.severity = Severity::warning;
   f.comm = x.comm;
   long long missing = x.nranks > 0 && x.count >= 0 ? x.nranks - x.count : -1;

@@ -471,7 +471,7 @@ std::vector<Finding> judge_ras_text(const RasTextReport& t, std::vector<Reported
   std::sort(hosts.begin(), hosts.end());
   hosts.erase(std::unique(hosts.begin(), hosts.end()), hosts.end());
   Finding f;
-  f.code = code_name(FindingCode::ras_rank_dead);
+  f.code = FindingCode::ras_rank_dead;
   f.severity = Severity::error;
   f.hosts = hosts;
   f.found = fmt::format("{} dead", fmt::join(procs, ", "));

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <re2/re2.h>
 
+#include "compare/finding_codes.h"
 #include "evidence/families.h"
 
 namespace denpex::evidence {
@@ -53,6 +54,8 @@ std::string check_pattern(const std::string& pattern, bool one_group) {
 std::string check_signal(const Signal& s) {
   if (s.reader.empty() || s.kind.empty() || s.role.empty() || s.code.empty()) return "needs reader, kind, role and code";
   if (!known_roles().count(s.role)) return fmt::format("unknown role '{}'", s.role);
+  if (!find_finding_code(s.code))
+    return fmt::format("unknown finding code '{}' (compare/finding_codes.cpp lists them)", s.code);
   if (std::string k = unknown_kind(s.reader, s.kind); !k.empty()) return k;
   if (s.literals.empty()) return "needs at least one literal";
   for (const auto& l : s.literals)
@@ -98,6 +101,7 @@ bool close_block(Signal* cur, std::set<std::string>* ids, SignalTable* out) {
     out->error = fmt::format("signal table line {}: [{}]: {}", cur->line, cur->id, e);
     return false;
   }
+  cur->finding = find_finding_code(cur->code)->id;
   out->signals.push_back(std::move(*cur));
   *cur = Signal();
   return true;

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "compare/finding_code.h"
 #include "compare/shell_command.h"
 
 namespace denpex::evidence {
@@ -49,7 +50,8 @@ struct Signal {
   std::string reader;
   std::string kind;
   std::string role;
-  std::string code;
+  std::string code;                     // as written in the table
+  FindingCode finding = FindingCode::internal_error;  // `code` as the type, set when it loads
   std::vector<std::string> literals;
   std::string pattern;
   std::vector<std::string> fields;      // optional patterns

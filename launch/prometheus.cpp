@@ -34,7 +34,7 @@ std::string prometheus_text(const ClusterReport& report) {
   t += "# HELP denpex_findings Findings of the last run by code and severity.\n";
   t += "# TYPE denpex_findings gauge\n";
   std::map<std::pair<std::string, std::string>, int> counts;
-  for (const auto& f : report.findings) counts[{f.code, to_string(f.severity)}]++;
+  for (const auto& f : report.findings) counts[{code_name(f.code), to_string(f.severity)}]++;
   for (const auto& [k, n] : counts)
     t += fmt::format("denpex_findings{{code=\"{}\",severity=\"{}\"}} {}\n", esc(k.first),
                      esc(k.second), n);

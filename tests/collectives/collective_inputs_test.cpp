@@ -42,7 +42,7 @@ TEST_CASE("NCCL 2.28 log with srun labels, a glued line, Send/Recv with (nil) an
 
   auto f = analyse_sequences(in.sequences);
   REQUIRE(f.size() == 1);
-  CHECK(f[0].code == "collective-args-mismatch");
+  CHECK(f[0].code == FindingCode::collective_args_mismatch);
   CHECK(f[0].ranks == std::vector<int>{3});
   CHECK(f[0].hosts == std::vector<std::string>{"gpu-a02"});
   CHECK(f[0].seq == 2);
@@ -59,7 +59,7 @@ TEST_CASE("NCCL 2.18 log under torchrun with timestamps and a split communicator
   auto f = analyse_sequences(in.sequences);
   sort_findings(&f);
   REQUIRE(f.size() == 2);  // 1 rank against 1: no majority, both named
-  CHECK(f[0].code == "collective-mismatch");
+  CHECK(f[0].code == FindingCode::collective_mismatch);
   CHECK(f[0].ranks == std::vector<int>{0});
   CHECK(f[0].found == "AllReduce(count=1, float32, sum)");
   CHECK(f[1].ranks == std::vector<int>{1});
@@ -87,7 +87,7 @@ TEST_CASE("PyTorch watchdog lines: glued, wrapped, with process group names") {
   for (const auto& w : in.watchdog) CHECK(w.group == "pg 1");
   auto f = analyse_watchdog(in.watchdog);
   REQUIRE(f.size() == 1);
-  CHECK(f[0].code == "collective-mismatch");
+  CHECK(f[0].code == FindingCode::collective_mismatch);
   CHECK(f[0].ranks == std::vector<int>{2});
   CHECK(f[0].seq == 7753);
   CHECK(f[0].found.find("_ALLGATHER_BASE") != std::string::npos);
@@ -98,7 +98,7 @@ TEST_CASE("older PyTorch watchdog lines without launcher prefixes") {
   CHECK(in.unreadable == 0);
   auto f = analyse_watchdog(in.watchdog);
   REQUIRE(f.size() == 1);
-  CHECK(f[0].code == "collective-missing");
+  CHECK(f[0].code == FindingCode::collective_missing);
   CHECK(f[0].ranks == std::vector<int>{2});
   CHECK(f[0].seq == 117);
   CHECK(f[0].comm == "default");
@@ -133,7 +133,7 @@ TEST_CASE("recorder traces") {
   auto f = analyse_sequences(all);
   sort_findings(&f);
   REQUIRE(f.size() == 2);
-  CHECK(f[0].code == "collective-args-mismatch");
+  CHECK(f[0].code == FindingCode::collective_args_mismatch);
   CHECK(f[0].seq == 1);
   CHECK(f[0].ranks == std::vector<int>{0});
   CHECK(f[0].found == "Reduce(count=8, float64, max, root=1)");

@@ -49,7 +49,7 @@ TEST_CASE("a different count on one rank is an args mismatch naming rank, step a
   seqs[2].calls[2].count = 17;
   auto f = analyse_sequences(seqs);
   REQUIRE(f.size() == 1);
-  CHECK(f[0].code == "collective-args-mismatch");
+  CHECK(f[0].code == FindingCode::collective_args_mismatch);
   CHECK(f[0].ranks == std::vector<int>{2});
   CHECK(f[0].hosts == std::vector<std::string>{"n2"});
   CHECK(f[0].comm == "w");
@@ -64,7 +64,7 @@ TEST_CASE("a different root is an args mismatch") {
   seqs[1].calls[1].root = 3;
   auto f = analyse_sequences(seqs);
   REQUIRE(f.size() == 1);
-  CHECK(f[0].code == "collective-args-mismatch");
+  CHECK(f[0].code == FindingCode::collective_args_mismatch);
   CHECK(f[0].ranks == std::vector<int>{1});
   CHECK(f[0].found == "Broadcast(count=8, float32, root=3)");
 }
@@ -74,7 +74,7 @@ TEST_CASE("a different collective is a mismatch") {
   seqs[3].calls[0] = call(CollKind::reduce_scatter, 1024, 7, 2);
   auto f = analyse_sequences(seqs);
   REQUIRE(f.size() == 1);
-  CHECK(f[0].code == "collective-mismatch");
+  CHECK(f[0].code == FindingCode::collective_mismatch);
   CHECK(f[0].seq == 0);
   CHECK(f[0].found == "ReduceScatter(count=1024, float32, max)");
   CHECK(f[0].expected == "AllReduce(count=1024, float32, sum)");
@@ -85,7 +85,7 @@ TEST_CASE("a rank whose sequence ends early is missing") {
   seqs[2].calls.resize(1);
   auto f = analyse_sequences(seqs);
   REQUIRE(f.size() == 1);
-  CHECK(f[0].code == "collective-missing");
+  CHECK(f[0].code == FindingCode::collective_missing);
   CHECK(f[0].ranks == std::vector<int>{2});
   CHECK(f[0].seq == 1);
   CHECK(f[0].found == "none");
@@ -100,7 +100,7 @@ TEST_CASE("a sequence whose input was cut ends where reading stopped: not blamed
   seqs[2].calls[0].count = 999;
   auto f = analyse_sequences(seqs);
   REQUIRE(f.size() == 1);
-  CHECK(f[0].code == "collective-args-mismatch");
+  CHECK(f[0].code == FindingCode::collective_args_mismatch);
   CHECK(f[0].ranks == std::vector<int>{2});
   // Three of four cut short: the one read whole is not blamed for calls the others lost.
   seqs = ranks4(kBase);
@@ -116,7 +116,7 @@ TEST_CASE("a rank that skips one call is missing, not mismatched") {
   seqs[0].calls.erase(seqs[0].calls.begin() + 1);
   auto f = analyse_sequences(seqs);
   REQUIRE(f.size() == 1);
-  CHECK(f[0].code == "collective-missing");
+  CHECK(f[0].code == FindingCode::collective_missing);
   CHECK(f[0].ranks == std::vector<int>{0});
   CHECK(f[0].seq == 1);
   CHECK(f[0].found.find("skipped") == 0);
@@ -155,14 +155,14 @@ TEST_CASE("point-to-point calls are paired, not aligned by position") {
     seqs[2].calls[3].count = 32;
     auto f = analyse_sequences(seqs);
     REQUIRE(f.size() == 1);
-    CHECK(f[0].code == "collective-args-mismatch");
+    CHECK(f[0].code == FindingCode::collective_args_mismatch);
     CHECK(f[0].ranks == std::vector<int>{1, 2});
   }
   SECTION("a send never received") {
     seqs[2].calls.erase(seqs[2].calls.begin() + 3);
     auto f = analyse_sequences(seqs);
     REQUIRE(f.size() == 1);
-    CHECK(f[0].code == "collective-missing");
+    CHECK(f[0].code == FindingCode::collective_missing);
     CHECK(f[0].ranks == std::vector<int>{2});
   }
 }
@@ -172,7 +172,7 @@ TEST_CASE("ranks of a communicator absent from the input are a warning") {
   seqs.pop_back();
   auto f = analyse_sequences(seqs);
   REQUIRE(f.size() == 1);
-  CHECK(f[0].code == "collective-ranks-absent");
+  CHECK(f[0].code == FindingCode::collective_ranks_absent);
   CHECK(f[0].severity == Severity::warning);
   CHECK(f[0].ranks == std::vector<int>{3});
 }
@@ -190,7 +190,7 @@ TEST_CASE("a long rank list in a message is ranged and abbreviated; the finding 
   }
   auto f = analyse_sequences(seqs);
   REQUIRE(f.size() == 1);
-  CHECK(f[0].code == "collective-ranks-absent");
+  CHECK(f[0].code == FindingCode::collective_ranks_absent);
   CHECK(f[0].ranks.size() == 150);
   CHECK(f[0].message.find("no calls of ranks 0,2,4,") != std::string::npos);
   CHECK(f[0].message.find(",... (rank in the communicator)") != std::string::npos);
@@ -211,7 +211,7 @@ TEST_CASE("watchdog: the rank at another work is named") {
   }
   auto f = analyse_watchdog(st);
   REQUIRE(f.size() == 1);
-  CHECK(f[0].code == "collective-missing");
+  CHECK(f[0].code == FindingCode::collective_missing);
   CHECK(f[0].ranks == std::vector<int>{1});
   CHECK(f[0].seq == 51);
   CHECK(f[0].comm == "pg 0");
@@ -219,7 +219,7 @@ TEST_CASE("watchdog: the rank at another work is named") {
   st[1].op_type = "BROADCAST";
   f = analyse_watchdog(st);
   REQUIRE(f.size() == 1);
-  CHECK(f[0].code == "collective-mismatch");
+  CHECK(f[0].code == FindingCode::collective_mismatch);
   st[1].op_type = "ALLREDUCE";
   CHECK(analyse_watchdog(st).empty());
 }
@@ -241,7 +241,7 @@ TEST_CASE("watchdog: without a majority every state is named against the others"
   CHECK(f[0].ranks == std::vector<int>{0, 1});
   CHECK(f[1].ranks == std::vector<int>{2, 3});
   for (const auto& x : f) {
-    CHECK(x.code == "collective-missing");
+    CHECK(x.code == FindingCode::collective_missing);
     CHECK(x.message.find("no majority: the others report") != std::string::npos);
   }
   CHECK(f[0].expected == "WorkNCCL(SeqNum=52, OpType=ALLREDUCE, NumelIn=11, NumelOut=11)");
@@ -273,7 +273,7 @@ TEST_CASE("watchdog: states with the user's text are shown in it, cut around wha
   auto f = analyse_watchdog(st);
   REQUIRE(f.size() == 2);
   sort_findings(&f);
-  CHECK(f[0].code == "collective-args-mismatch");
+  CHECK(f[0].code == FindingCode::collective_args_mismatch);
   CHECK(f[0].found.find("OpType=ALLREDUCE, TensorShape=[51123456], TensorDtypes=BFloat16") != std::string::npos);
   CHECK(f[0].expected.find("TensorShape=[195812480]") != std::string::npos);
   // Cut around the sizes, not kept whole: the tail that both share is left out.

@@ -52,7 +52,7 @@ CommSequence ranks_calls(int r, long long first, long long last, bool stuck, int
 
 const Finding* find_code(const std::vector<Finding>& f, const std::string& code) {
   for (const auto& x : f)
-    if (x.code == code) return &x;
+    if (code_name(x.code) == code) return &x;
   return nullptr;
 }
 
@@ -156,7 +156,7 @@ TEST_CASE("rings that wrapped at different points are aligned by collective numb
     if (c.coll_seq == 180) c.count = 1000;
   auto f = analyse_sequences(seqs);
   REQUIRE(f.size() == 1);
-  CHECK(f[0].code == "collective-args-mismatch");
+  CHECK(f[0].code == FindingCode::collective_args_mismatch);
   CHECK(f[0].ranks == std::vector<int>{1});
   CHECK(f[0].seq == 180);
 }
@@ -174,7 +174,7 @@ TEST_CASE("traced processes: NCCL mapped, no call seen, unless another process o
   anonymous.nccl_mapped = "/usr/lib/libnccl.so.2";  // no launcher rank: not a rank
   auto f = analyse_traced_processes({seen, unseen, worker, anonymous});
   REQUIRE(f.size() == 1);
-  CHECK(f[0].code == "collective-rank-unseen");
+  CHECK(f[0].code == FindingCode::collective_rank_unseen);
   CHECK(f[0].severity == Severity::warning);
   CHECK(f[0].ranks == std::vector<int>{1});
   CHECK(f[0].message.find("the recorder could not see rank 1 (pid 42 on n1)") == 0);
@@ -186,7 +186,7 @@ TEST_CASE("traced processes: NCCL mapped, no call seen, unless another process o
   stuck.in_flight_unattributed = {"CommSplit (communicator 00000000000000aa)"};
   auto g = analyse_traced_processes({stuck});
   REQUIRE(g.size() == 1);
-  CHECK(g[0].code == "rank-stuck");
+  CHECK(g[0].code == FindingCode::rank_stuck);
   CHECK(g[0].ranks == std::vector<int>{5});
 }
 

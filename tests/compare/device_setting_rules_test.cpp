@@ -54,7 +54,7 @@ TEST_CASE("NCCL_SOCKET_IFNAME naming no interface on two hosts: one error naming
   auto found = findings_of(records);
   REQUIRE(found.size() == 1);
   const Finding& f = found[0];
-  CHECK(f.code == "nccl-socket-ifname-unmatched");
+  CHECK(f.code == FindingCode::nccl_socket_ifname_unmatched);
   CHECK(f.severity == Severity::error);
   CHECK(f.hosts == std::vector<std::string>{"node2", "node4"});
   CHECK(f.ranks == std::vector<int>{2, 3, 6, 7});

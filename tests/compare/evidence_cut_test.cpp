@@ -91,7 +91,7 @@ TEST_CASE("cut_evidence: the same line once, cut around the difference") {
 
 TEST_CASE("merge_mirror_images: a two-rank mismatch is one finding naming both ranks") {
   Finding a;
-  a.code = "collective-args-mismatch";
+  a.code = FindingCode::collective_args_mismatch;
   a.ranks = {0};
   a.message = "TORCH_DISTRIBUTED_DEBUG=DETAIL caught ranks calling different collectives at SequenceNumber 3104: "
               "rank 0 reports " + kFoundA + "; no majority: the others report " + kFoundB;
@@ -105,7 +105,7 @@ TEST_CASE("merge_mirror_images: a two-rank mismatch is one finding naming both r
   b.found = kFoundB;
   b.expected = kFoundA;
   Finding other;
-  other.code = "nccl-version-mismatch";
+  other.code = FindingCode::nccl_version_mismatch;
   other.ranks = {3};
   other.found = "2.27.3";
   other.expected = "2.28.9";
@@ -143,6 +143,6 @@ TEST_CASE("merge_mirror_images: a two-rank mismatch is one finding naming both r
   c.ranks = {0};
   CHECK(merge_mirror_images({a, c}).size() == 2);
   Finding d = b;
-  d.code = "collective-mismatch";
+  d.code = FindingCode::collective_mismatch;
   CHECK(merge_mirror_images({a, d}).size() == 2);
 }

@@ -40,7 +40,7 @@ TEST_CASE("nccl-version-mismatch blames only the minority") {
   auto findings = judge_records(three_and_one([](RankRecord& r) { r.nccl.version = "2.27.3"; }));
   REQUIRE(findings.size() == 1);
   const Finding& f = findings[0];
-  CHECK(f.code == "nccl-version-mismatch");
+  CHECK(f.code == FindingCode::nccl_version_mismatch);
   CHECK(f.severity == Severity::error);
   CHECK(f.ranks == std::vector<int>{3});
   CHECK(f.hosts == std::vector<std::string>{"node2"});

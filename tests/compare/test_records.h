@@ -52,13 +52,13 @@ inline std::vector<Finding> with_code(const std::vector<Finding>& findings,
                                       const std::string& code) {
   std::vector<Finding> out;
   std::copy_if(findings.begin(), findings.end(), std::back_inserter(out),
-               [&](const Finding& f) { return f.code == code; });
+               [&](const Finding& f) { return code_name(f.code) == code; });
   return out;
 }
 
 inline std::vector<std::string> codes(const std::vector<Finding>& findings) {
   std::vector<std::string> out;
-  for (const auto& f : findings) out.push_back(f.code);
+  for (const auto& f : findings) out.push_back(code_name(f.code));
   return out;
 }
 

@@ -51,7 +51,7 @@ TEST_CASE("a divergence reaches the analyser at its opCount") {
   CollResult res = s.finish(id, {});
   auto f = analyse_sequences(res.sequences);
   REQUIRE(f.size() == 1);
-  CHECK(f[0].code == "collective-args-mismatch");
+  CHECK(f[0].code == FindingCode::collective_args_mismatch);
   CHECK(f[0].ranks == std::vector<int>{2});
   REQUIRE(res.positions["x"].size() > static_cast<size_t>(f[0].seq));
   CHECK(res.positions["x"][static_cast<size_t>(f[0].seq)] == 321);
@@ -85,7 +85,7 @@ TEST_CASE("a rank that stops while the others go on is handed to the analyser") 
   CollResult res = s.finish(id, {});
   auto f = analyse_sequences(res.sequences);
   REQUIRE(f.size() == 1);
-  CHECK(f[0].code == "collective-missing");
+  CHECK(f[0].code == FindingCode::collective_missing);
   CHECK(f[0].ranks == std::vector<int>{0});
   CHECK(res.positions["x"][static_cast<size_t>(f[0].seq)] == 1200);
 }

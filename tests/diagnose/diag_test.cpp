@@ -49,7 +49,7 @@ std::string prefixed(const std::string& text, const std::string& prefix) {
 std::vector<std::string> described(const Diagnosis& d) {
   std::vector<std::string> out;
   for (const auto& x : d.findings)
-    out.push_back(fmt::format("{} sev {} comm {} ranks [{}] | {} | {}", x.f.code, static_cast<int>(x.f.severity), x.f.comm,
+    out.push_back(fmt::format("{} sev {} comm {} ranks [{}] | {} | {}", code_name(x.f.code), static_cast<int>(x.f.severity), x.f.comm,
                               fmt::join(x.f.ranks, ","), x.f.message, x.f.found));
   std::sort(out.begin(), out.end());
   return out;
@@ -105,7 +105,7 @@ TEST_CASE("RAS diagnostics: an NCCL_* variable and a driver that differ, judged 
   // Both driver lines: ranks 12-15 differ from rank 0, one finding per check.
   int drivers = 0;
   for (const auto& x : d.findings) {
-    if (x.f.code != "cuda-driver-version-mismatch") continue;
+    if (x.f.code != FindingCode::cuda_driver_version_mismatch) continue;
     ++drivers;
     CHECK(x.f.ranks == std::vector<int>{12, 13, 14, 15});
     CHECK(x.f.comm == "0x3c9d0e51a7b26f48");

@@ -25,7 +25,7 @@ inline evidence::LogReader read_log(const std::string& text) {
 // The first finding of `d` with `code`; nullptr when there is none.
 inline const DxFinding* find(const Diagnosis& d, const std::string& code) {
   for (const auto& x : d.findings)
-    if (x.f.code == code) return &x;
+    if (code_name(x.f.code) == code) return &x;
   return nullptr;
 }
 

@@ -39,7 +39,7 @@ void read_dir(LogReader* r, const std::string& dir) {
 
 void every_finding_has_fix_and_verify(const Diagnosis& d) {
   for (const auto& x : d.findings) {
-    INFO(x.f.code);
+    INFO(code_name(x.f.code));
     CHECK_FALSE(x.f.fix.empty());
     CHECK_FALSE(x.verify.text.empty());
   }
@@ -111,7 +111,7 @@ TEST_CASE("NCCL versions over three nodes' files: the live gate's finding, same 
   const Finding* gate = nullptr;
   auto found = judge(group_records(live), {}, JudgeOptions{});
   for (const auto& f : found)
-    if (f.code == "nccl-version-mismatch") gate = &f;
+    if (f.code == FindingCode::nccl_version_mismatch) gate = &f;
   REQUIRE(gate != nullptr);
   CHECK(gate->ranks == v->f.ranks);
   CHECK(gate->hosts == v->f.hosts);
@@ -203,7 +203,7 @@ Diagnosis diagnose_paste(const std::string& text, LogReader* r) {
 std::string messages_of(const Diagnosis& d, const std::string& code) {
   std::string all;
   for (const auto& x : d.findings)
-    if (x.f.code == code) all += x.f.message + "\n";
+    if (code_name(x.f.code) == code) all += x.f.message + "\n";
   return all;
 }
 
@@ -239,7 +239,7 @@ TEST_CASE("a rank whose watchdog lines name no process group is compared with th
   CHECK(m.find("rank 1 printed no process group: taken to be in PG 0(default_pg)") != std::string::npos);
   std::set<int> named;
   for (const auto& x : d.findings)
-    if (x.f.code == "collective-mismatch") named.insert(x.f.ranks.begin(), x.f.ranks.end());
+    if (x.f.code == FindingCode::collective_mismatch) named.insert(x.f.ranks.begin(), x.f.ranks.end());
   CHECK(named == std::set<int>{1, 5});
   CHECK(d.blame.initiating.ranks == std::vector<int>{1, 5});
 }

@@ -74,9 +74,9 @@ TEST_CASE("read_recorders: dumps, RAS and Inspector of one job, read together") 
   CHECK(e.sequences[0].calls.size() == 1);
   bool size = false, absent = false, ras_behind = false;
   for (const FrFinding& f : e.findings) {
-    size = size || (f.finding.code == "collective-args-mismatch" && f.finding.ranks == std::vector<int>{2});
-    absent = absent || (f.finding.code == "collective-ranks-absent" && f.finding.ranks == std::vector<int>{0});
-    ras_behind = ras_behind || (f.finding.code == "collective-missing" && f.finding.comm == "0xae94" &&
+    size = size || (f.finding.code == FindingCode::collective_args_mismatch && f.finding.ranks == std::vector<int>{2});
+    absent = absent || (f.finding.code == FindingCode::collective_ranks_absent && f.finding.ranks == std::vector<int>{0});
+    ras_behind = ras_behind || (f.finding.code == FindingCode::collective_missing && f.finding.comm == "0xae94" &&
                                 f.finding.ranks == std::vector<int>{1});
   }
   CHECK(size);

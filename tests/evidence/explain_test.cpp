@@ -132,7 +132,7 @@ TEST_CASE("a table that does not parse is reported, not explained") {
 
 TEST_CASE("a kind a table-keyed reader does not know is a load error naming the kinds it knows") {
   const std::string entry =
-      "[x.y]\nfamily: nccl\nreader: failure\nkind: own_eror\nrole: initiating\ncode: rank-failed\n"
+      "[x.y]\nfamily: nccl\nreader: failure\nkind: own_eror\nrole: initiating\ncode: initiating-failure\n"
       "literal: boom\npattern: boom\nsummary: s\nfix: f\nverify: v\nexample: boom\n";
   SignalTable typo = parse_signal_table(entry);
   REQUIRE(!typo.error.empty());
@@ -145,6 +145,19 @@ TEST_CASE("a kind a table-keyed reader does not know is a load error naming the 
   fine.replace(fine.find("own_eror"), 8, "own_error");
   CHECK(parse_signal_table(fine).error.find("unknown kind") == std::string::npos);
   CHECK(builtin_signals().error.empty());  // every built-in entry names a kind its reader knows
+}
+
+TEST_CASE("a finding code the table does not have is a load error; a known one loads as its FindingCode") {
+  const std::string entry =
+      "[x.y]\nfamily: nccl\nreader: failure\nkind: own_error\nrole: initiating\ncode: initiating-failur\n"
+      "literal: boom\npattern: boom\nsummary: s\nfix: f\nverify: v\nexample: boom\n";
+  SignalTable typo = parse_signal_table(entry);
+  CHECK(typo.error.find("unknown finding code 'initiating-failur'") != std::string::npos);
+  std::string fine = entry;
+  fine.replace(fine.find("initiating-failur"), 17, "initiating-failure");
+  SignalTable ok = parse_signal_table(fine);
+  REQUIRE(ok.error.empty());
+  CHECK(ok.signals.at(0).finding == denpex::FindingCode::initiating_failure);
 }
 
 TEST_CASE("rerun variables are the NAME=VALUE words after 'rerun with'") {

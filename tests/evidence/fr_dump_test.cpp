@@ -33,13 +33,13 @@ std::vector<std::string> dumps_of(const std::string& scenario, std::vector<int> 
 
 const FrFinding* find(const FrAnalysis& a, const std::string& code) {
   for (const FrFinding& f : a.judgement.findings)
-    if (f.finding.code == code) return &f;
+    if (code_name(f.finding.code) == code) return &f;
   return nullptr;
 }
 
 std::string codes(const FrAnalysis& a) {
   std::string s;
-  for (const FrFinding& f : a.judgement.findings) s += f.finding.code + ": " + f.finding.message + "\n";
+  for (const FrFinding& f : a.judgement.findings) s += code_name(f.finding.code) + std::string(": ") + f.finding.message + "\n";
   for (const std::string& p : a.problems) s += "problem: " + p + "\n";
   return s;
 }

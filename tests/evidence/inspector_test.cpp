@@ -72,7 +72,7 @@ std::vector<CommSequence> job(int short_rank, int odd_rank) {
 
 bool has(const std::vector<Finding>& fs, const std::string& code, std::vector<int> ranks) {
   for (const Finding& f : fs)
-    if (f.code == code && f.ranks == ranks) return true;
+    if (code_name(f.code) == code && f.ranks == ranks) return true;
   return false;
 }
 

@@ -20,7 +20,7 @@ std::vector<int> range(int a, int b) {
 
 const Finding* find(const std::vector<Finding>& fs, const std::string& code) {
   for (const Finding& f : fs)
-    if (f.code == code) return &f;
+    if (code_name(f.code) == code) return &f;
   return nullptr;
 }
 
@@ -79,7 +79,7 @@ TEST_CASE("RAS counts: 2 ranks at op 641 and 30 at 640: the 30 are behind, the 2
   CHECK(v.furthest_behind == v.behind);
   Finding f;
   REQUIRE(ras_count_finding(v, "0xabc", "AllReduce", &f));
-  CHECK(f.code == "collective-missing");
+  CHECK(f.code == FindingCode::collective_missing);
   CHECK(f.ranks == v.behind);
   CHECK(f.message.find("ranks 0-3,5-19,21-31 of communicator 0xabc launched fewer AllReduce operations than ranks 4,20, which launched 641") == 0);
   CHECK(f.message.find("the 2 ranks ahead only wait for them") != std::string::npos);
@@ -119,7 +119,7 @@ TEST_CASE("RAS JSON from the sources: counts judged per operation, the ranks ahe
   CHECK(n == 640);
   std::vector<Finding> fs = judge_ras(r);
   REQUIRE(fs.size() == 1);  // Broadcast and AllGather agree
-  CHECK(fs[0].code == "collective-missing");
+  CHECK(fs[0].code == FindingCode::collective_missing);
   CHECK(fs[0].comm == "0xae94423cfbb2ef4a");
   CHECK(fs[0].ranks.size() == 30);
   CHECK(fs[0].hosts == std::vector<std::string>{"10.0.0.0", "10.0.0.1", "10.0.0.2", "10.0.0.3"});

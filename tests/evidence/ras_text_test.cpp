@@ -31,7 +31,7 @@ LogReader read(const std::string& text) {
 
 // Everything a finding says, as one line, to compare the two forms.
 std::string describe(const Finding& f) {
-  return fmt::format("{} sev {} comm {} ranks [{}] hosts [{}] seq {} expected '{}' found '{}' | {} | fix {}", f.code,
+  return fmt::format("{} sev {} comm {} ranks [{}] hosts [{}] seq {} expected '{}' found '{}' | {} | fix {}", code_name(f.code),
                      static_cast<int>(f.severity), f.comm, fmt::join(f.ranks, ","), fmt::join(f.hosts, ","), f.seq,
                      f.expected, f.found, f.message, f.fix);
 }
@@ -140,7 +140,7 @@ TEST_CASE("RAS text from the sources: 30 ranks behind, 2 ahead (unlisted group r
   LogReader r = read(text);
   REQUIRE(r.ras_text.size() == 1);
   const Finding& f = r.ras_text[0].finding;
-  CHECK(f.code == "collective-missing");
+  CHECK(f.code == FindingCode::collective_missing);
   CHECK(f.ranks.size() == 30);
   CHECK(std::find(f.ranks.begin(), f.ranks.end(), 20) == f.ranks.end());
   CHECK(std::find(f.ranks.begin(), f.ranks.end(), 21) == f.ranks.end());
@@ -190,7 +190,7 @@ TEST_CASE("RAS text from the sources: a dead process whose ranks RAS does not li
       "  Process 9003 on node 10.3.0.9 managing GPUs 0-7\n\n");
   REQUIRE(r.ras_text.size() == 1);
   const Finding& f = r.ras_text[0].finding;
-  CHECK(f.code == "ras-rank-dead");
+  CHECK(f.code == FindingCode::ras_rank_dead);
   CHECK(f.ranks.empty());
   CHECK(f.hosts == std::vector<std::string>{"10.3.0.9"});
   CHECK_THAT(f.message, Catch::Contains("process 9003 on node 10.3.0.9"));

@@ -1,12 +1,14 @@
 #!/bin/sh
-# finding_codes.sh SOURCE_DIR: fails when a C/C++ source file emits a finding code that is not
-# in the table (compare/finding_codes.cpp). The table's codes are read from
+# finding_codes.sh SOURCE_DIR: fails when a C/C++ source file names a finding code by a string
+# literal: a finding's code is the FindingCode type (compare/finding_code.h), and the table
+# (compare/finding_codes.cpp) is the one place that spells a code. It also fails on a literal
+# that looks like a code but is none (a typo). The table's codes are read from
 # docs/finding-codes.md, which compare.finding_codes keeps equal to the table.
 #
 # A code is recognised two ways: a quoted literal of a code family ("nccl-...", "cuda-...",
 # the first words of the table's codes), and any quoted hyphenated literal where a code goes
 # (`code = "..."`, `code == "..."`, `"...", Severity::`). Emitters name codes by FindingCode,
-# so a literal here is either a comparison with a known code or a mistake. tests/ is not
+# so any such literal is a mistake: a known code spelled out, or an unknown one. tests/ is not
 # scanned: tests name codes to check what was emitted.
 set -eu
 src=${1:?usage: finding_codes.sh SOURCE_DIR}
@@ -40,13 +42,16 @@ for hit in $hits; do
   code=${code%%\"*}
   checked=$((checked + 1))
   case " $not_codes " in *" $code "*) continue ;; esac
+  loc=$(printf %s "$hit" | cut -d: -f1,2)
   if ! printf '%s\n' "$known" | grep -qxF "$code"; then
-    loc=$(printf %s "$hit" | cut -d: -f1,2)
     echo "$loc: emits \"$code\", which is not in compare/finding_codes.cpp's table" \
       "(add a FindingCode and a row there, then regenerate docs/finding-codes.md)"
-    bad=1
+  else
+    echo "$loc: spells the finding code \"$code\" as a string: name it by its FindingCode" \
+      "(compare/finding_code.h; code_name() gives its text)"
   fi
+  bad=1
 done
 unset IFS
 [ "$bad" = 0 ] || exit 1
-echo "finding_codes.sh: $checked code literals in $(printf '%s\n' "$files" | wc -l) files, all in the table"
+echo "finding_codes.sh: no finding-code literal in $(printf '%s\n' "$files" | wc -l) files outside the table"
