@@ -94,6 +94,13 @@ enum class FindingCode {
   gpu_mig_mismatch,
   gpu_compute_mode_mismatch,
   gpu_lost,
+  gpu_ecc_mode_mismatch,
+  gpu_ecc_errors_pending,
+  nvlink_down,
+  fabric_manager_not_ready,
+  nvidia_visible_devices_unmatched,
+  nccl_net_unavailable,
+  nccl_topo_file_unreadable,
 };
 
 struct FindingCodeInfo {

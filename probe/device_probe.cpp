@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "probe/fs_view.h"
@@ -273,8 +275,7 @@ void explain_missing(const FsView& proc, const FsView& sys, const Present& p, De
     }
   }
   d->nvswitch.fabric_manager = "unknown";
-  d->nvswitch.fabric_manager_why =
-      "the fabric manager's state and version are in no file the probe reads (NVML tells them)";
+  d->nvswitch.fabric_manager_why = "NVML, which tells the GPUs' fabric state, was not read";
 }
 
 // What the child reads: the present directories, as the record's JSON.
@@ -327,6 +328,45 @@ void take_child_answer(const IsolatedResult& res, const Present& p, double timeo
   }
 }
 
+// The fabric manager's work as NVML's GPUs show it (record.h NvSwitchFacts). A GPU lost or
+// without a fabric state takes no part.
+void fabric_manager_from_nvml(DevicesInfo* d) {
+  if (d->nvml.status != FactStatus::ok) {
+    d->nvswitch.fabric_manager_why = "NVML could not be read: " + d->nvml.why;
+    return;
+  }
+  std::set<std::string> states;
+  for (const auto& g : d->nvml.gpus)
+    if (!g.lost && !g.fabric.empty()) states.insert(g.fabric);
+  if (states.empty()) {
+    d->nvswitch.fabric_manager_why =
+        "NVML gives no GPU a fabric state (GPUs before Hopper, or no NVLink fabric)";
+    return;
+  }
+  if (states.size() == 1 && *states.begin() == "completed") {
+    d->nvswitch.fabric_manager = "ready";
+    d->nvswitch.fabric_manager_why.clear();
+    return;
+  }
+  states.erase("completed");
+  d->nvswitch.fabric_manager = "not-ready";
+  d->nvswitch.fabric_manager_why =
+      fmt::format("GPU fabric registration {}", fmt::join(states, ", "));
+}
+
+// The driver's GPUs that no GPU NVML answered for is at, by bus location; none when NVML gave
+// no bus locations (an older NVML, or none answered).
+std::vector<std::string> unmatched_gpus(const GpuFacts& gpus, const NvmlFacts& nvml) {
+  std::set<std::string> seen;
+  for (const auto& g : nvml.gpus)
+    if (!g.bus_location.empty()) seen.insert(g.bus_location);
+  std::vector<std::string> out;
+  if (seen.empty() || gpus.status != FactStatus::ok) return out;
+  for (const auto& g : gpus.devices)
+    if (!seen.count(g.bus_location)) out.push_back(g.bus_location);
+  return out;
+}
+
 constexpr size_t kChildAnswerBytes = 1024 * 1024;
 
 // The child has `timeout` from its start; when the rest of the probe took longer than that, an
@@ -373,6 +413,8 @@ DevicesInfo finish_device_read(DeviceRead* read, double timeout_seconds) {
     take_child_answer(res, Present{read->gpus, read->rdma, read->nvswitch, read->nvml},
                       timeout_seconds, &read->facts);
   }
+  fabric_manager_from_nvml(&read->facts);
+  read->facts.nvml.unmatched = unmatched_gpus(read->facts.gpus, read->facts.nvml);
   return read->facts;
 }
 

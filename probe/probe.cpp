@@ -160,7 +160,9 @@ RankRecord probe_rank(const ProbeOptions& o) {
     step("the devices (GPUs, RDMA devices, GPUDirect, NVSwitch)");
     r.devices = finish_device_read(&devices, o.step_timeout);
   }
-  r.devices.settings = check_device_settings(o.env, r.nccl_conf, r.devices);
+  r.devices.settings = check_device_settings(
+      o.env, r.nccl_conf, r.devices,
+      SettingHost{r.container, r.net_plugin.status == PluginStatus::ok});
   return r;
 }
 
