@@ -13,13 +13,15 @@ namespace denpex {
 
 namespace {
 
-// nvml.h's values: nvmlReturn_t NVML_SUCCESS 0, NVML_ERROR_NOT_SUPPORTED 3,
-// NVML_ERROR_GPU_IS_LOST 15; nvmlComputeMode_t 0-3; nvmlEnableState_t and NVML_DEVICE_MIG_ENABLE
-// 1 for enabled; NVML_MEMORY_ERROR_TYPE_UNCORRECTED 1, NVML_VOLATILE_ECC 0; the fabric probe's
-// states NVML_GPU_FABRIC_STATE_NOT_SUPPORTED 0 to _COMPLETED 3. A GPU has at most 96 bytes of
-// name (NVML_DEVICE_NAME_V2_BUFFER_SIZE) and 36 NVLink links (NVML_NVLINK_MAX_LINKS); hosts have
-// at most a few dozen GPUs.
+// nvml.h's values: nvmlReturn_t NVML_SUCCESS 0, NVML_ERROR_INVALID_ARGUMENT 2,
+// NVML_ERROR_NOT_SUPPORTED 3, NVML_ERROR_GPU_IS_LOST 15; nvmlComputeMode_t 0-3;
+// nvmlEnableState_t and NVML_DEVICE_MIG_ENABLE 1 for enabled; NVML_MEMORY_ERROR_TYPE_UNCORRECTED
+// 1, NVML_VOLATILE_ECC 0; the fabric probe's states NVML_GPU_FABRIC_STATE_NOT_SUPPORTED 0 to
+// _COMPLETED 3. A GPU has at most 96 bytes of name (NVML_DEVICE_NAME_V2_BUFFER_SIZE) and 36
+// NVLink links (NVML_NVLINK_MAX_LINKS); hosts have at most a few dozen GPUs.
 constexpr int kSuccess = 0;
+constexpr int kInvalidArgument = 2;
+constexpr int kNotSupported = 3;
 constexpr int kGpuIsLost = 15;
 constexpr int kEnabled = 1;
 constexpr int kUncorrected = 1;
@@ -188,10 +190,14 @@ void read_health(const Nvml& n, void* h, NvmlGpu* g) {
     g->remap_pending = yes_no(remap != 0);
     g->remap_failed = failed != 0;
   }
-  // Links past the GPU's last answer INVALID_ARGUMENT or NOT_SUPPORTED: only answers count.
+  // Only answers count. Each call asks the driver, so the loop stops where NVML says there are
+  // no more links (INVALID_ARGUMENT past the GPU's last), or none at all (NOT_SUPPORTED for the
+  // first: a GPU without NVLink); a link in between that NVML does not support is skipped.
   for (unsigned link = 0; n.link && link < kMaxNvlinks; ++link) {
     int active = 0;
-    if (n.link(h, link, &active) != kSuccess) continue;
+    const int rc = n.link(h, link, &active);
+    if (rc == kInvalidArgument || (rc == kNotSupported && link == 0)) break;
+    if (rc != kSuccess) continue;
     ++g->nvlink_links;
     if (active == kEnabled) ++g->nvlink_up;
   }
