@@ -300,6 +300,13 @@ void add(std::vector<DeviceSettingCheck>* out, DeviceSettingCheck c, const std::
   out->push_back(std::move(c));
 }
 
+// An image's setting (--root): what it names is on the nodes, where it is checked.
+DeviceSettingCheck on_the_nodes(const char* variable, const std::string& value) {
+  DeviceSettingCheck c = check_of(variable, value);
+  unknown(&c, "the devices it names", "it is checked on the nodes, not in an image");
+  return c;
+}
+
 }  // namespace
 
 std::vector<DeviceSettingCheck> check_device_settings(
@@ -308,6 +315,7 @@ std::vector<DeviceSettingCheck> check_device_settings(
     const SettingHost& host) {
   std::vector<DeviceSettingCheck> out;
   const Settings s{env, nccl_conf};
+  const bool live = devices.status != FactStatus::not_probed;
   std::string value, source;
   if (s.get("NCCL_SOCKET_IFNAME", &value, &source))
     add(&out, check_socket_ifname(value, s.value("NCCL_SOCKET_FAMILY"), devices.interfaces), source);
@@ -319,16 +327,18 @@ std::vector<DeviceSettingCheck> check_device_settings(
   if (!ib_off && s.get("NCCL_IB_HCA", &value, &source))
     add(&out, check_ib_hca(value, devices.rdma), source);
   if (s.get("NCCL_NET", &value, &source))
-    add(&out, check_nccl_net(value, devices.rdma, s.value("NCCL_IB_HCA"), ib_disabled,
-                             host.net_plugin),
+    add(&out,
+        live ? check_nccl_net(value, devices.rdma, s.value("NCCL_IB_HCA"), ib_disabled,
+                              host.net_plugin)
+             : on_the_nodes("NCCL_NET", value),
         source);
-  if (s.get("NCCL_TOPO_FILE", &value, &source))
-    add(&out, check_topo_file(value, devices.status != FactStatus::not_probed), source);
+  if (s.get("NCCL_TOPO_FILE", &value, &source)) add(&out, check_topo_file(value, live), source);
   if (auto e = env.find("CUDA_VISIBLE_DEVICES"); e != env.end())
     out.push_back(check_cuda_visible_devices(e->second, devices.gpus));
   // The runtime reads the process's environment only: nccl.conf does not set it.
   if (auto e = env.find("NVIDIA_VISIBLE_DEVICES"); e != env.end())
-    out.push_back(check_nvidia_visible_devices(e->second, devices.gpus, host.container));
+    out.push_back(live ? check_nvidia_visible_devices(e->second, devices.gpus, host.container)
+                       : on_the_nodes("NVIDIA_VISIBLE_DEVICES", e->second));
   return out;
 }
 

@@ -195,3 +195,17 @@ TEST_CASE("NVIDIA_VISIBLE_DEVICES: the container runtime's all, none, void, indi
   REQUIRE(checks.size() == 1);
   CHECK(checks[0].status == SettingStatus::no_device);
 }
+
+TEST_CASE("an image's NCCL_NET, NCCL_TOPO_FILE and NVIDIA_VISIBLE_DEVICES are checked on the nodes") {
+  DevicesInfo image;
+  image.status = FactStatus::not_probed;
+  auto checks = check_device_settings(
+      {{"NCCL_NET", "AWS Libfabric"}, {"NCCL_TOPO_FILE", "/nonexistent.xml"},
+       {"NVIDIA_VISIBLE_DEVICES", "void"}},
+      {}, image, {true, false});
+  REQUIRE(checks.size() == 3);
+  for (const auto& c : checks) {
+    INFO(c.variable);
+    CHECK(c.status == SettingStatus::unknown);
+  }
+}
