@@ -549,6 +549,21 @@ SettingStatus setting_status(const json& o, const std::string& where) {
 // past that, and a forged negative count refused.
 constexpr long long kMaxNvlinks = 1024;
 
+// integer() with the key's path in the refusal, as the devices object's other refusals give it.
+long long dinteger(const json& o, const char* key, long long dflt, long long lo, long long hi,
+                   const std::string& where) {
+  if (!o.contains(key) || o.at(key).is_null()) return dflt;
+  const json& v = o.at(key);
+  const bool in_range = (v.is_number_unsigned() && v.get<unsigned long long>() <=
+                                                       static_cast<unsigned long long>(hi)) ||
+                        (v.is_number_integer() && !v.is_number_unsigned() &&
+                         v.get<long long>() >= lo && v.get<long long>() <= hi);
+  if (!in_range)
+    throw std::runtime_error("\"" + where + "." + key + "\" is not an integer in [" +
+                             std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return integer(o, key, dflt, lo, hi);
+}
+
 NvmlGpu nvml_gpu_from(const json& e, const std::string& ew) {
   NvmlGpu g;
   g.name = dstr(e, "name", ew);
@@ -557,12 +572,12 @@ NvmlGpu nvml_gpu_from(const json& e, const std::string& ew) {
   g.lost = dbool(e, "lost", ew);
   g.bus_location = dstr(e, "bus_location", ew);
   g.ecc = dstr(e, "ecc", ew);
-  g.ecc_uncorrected = integer(e, "ecc_uncorrected", -1, -1, LLONG_MAX);
+  g.ecc_uncorrected = dinteger(e, "ecc_uncorrected", -1, -1, LLONG_MAX, ew);
   g.retired_pending = dstr(e, "retired_pending", ew);
   g.remap_pending = dstr(e, "remap_pending", ew);
   g.remap_failed = dbool(e, "remap_failed", ew);
-  g.nvlink_links = static_cast<int>(integer(e, "nvlink_links", 0, 0, kMaxNvlinks));
-  g.nvlink_up = static_cast<int>(integer(e, "nvlink_up", 0, 0, g.nvlink_links));
+  g.nvlink_links = static_cast<int>(dinteger(e, "nvlink_links", 0, 0, kMaxNvlinks, ew));
+  g.nvlink_up = static_cast<int>(dinteger(e, "nvlink_up", 0, 0, g.nvlink_links, ew));
   g.fabric = dstr(e, "fabric", ew);
   return g;
 }

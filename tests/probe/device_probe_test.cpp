@@ -464,4 +464,6 @@ TEST_CASE("NVML's health: ECC, pending retirements and remappings, NVLink, the f
   CHECK(nlohmann::json(back) == j);
   j["devices"]["nvml"]["gpus"][0]["nvlink_up"] = 40;  // more up than it has links
   CHECK_FALSE(record_from_json(j, &back, &error));
+  CHECK(error.find("\"devices.nvml.gpus[0].nvlink_up\" is not an integer in [0, 0]") !=
+        std::string::npos);
 }
