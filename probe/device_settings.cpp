@@ -318,7 +318,8 @@ std::vector<DeviceSettingCheck> check_device_settings(
   const bool live = devices.status != FactStatus::not_probed;
   std::string value, source;
   if (s.get("NCCL_SOCKET_IFNAME", &value, &source))
-    add(&out, check_socket_ifname(value, s.value("NCCL_SOCKET_FAMILY"), devices.interfaces), source);
+    add(&out, check_socket_ifname(value, s.value("NCCL_SOCKET_FAMILY"), devices.interfaces),
+        source);
   // With the IB transport off, NCCL_IB_HCA names nothing NCCL will look for.
   const std::string ib_disable = s.value("NCCL_IB_DISABLE");
   const bool ib_disabled = !ib_disable.empty() && ib_disable != "0";

@@ -8,6 +8,7 @@
 #include "probe/device_probe.h"
 #include "probe/device_settings.h"
 #include "probe/jax_probe.h"
+#include "probe/library_probe.h"
 #include "probe/loader_check.h"
 #include "probe/nccl_probe.h"
 #include "probe/plugin_probe.h"
@@ -38,7 +39,9 @@ namespace {
 // would, and as root only from a path no other user can write (trust.h), like every library the
 // probe loads.
 DeviceRoots device_roots(const ProbeContext& ctx, const ProbeOptions& o, const FsView& fs) {
-  DeviceRoots roots{o.proc_root, o.sys_root, "", ""};
+  DeviceRoots roots;
+  roots.proc = o.proc_root;
+  roots.sys = o.sys_root;
   if (!o.nvml) {
     roots.nvml_why = "NVML is not asked (ProbeOptions::nvml)";
     return roots;
@@ -55,6 +58,16 @@ DeviceRoots device_roots(const ProbeContext& ctx, const ProbeOptions& o, const F
   }
   roots.nvml = host_path(fs, res.real_path);
   return roots;
+}
+
+// The driver's library when its version call may be made (found, and as root trusted): the
+// device child makes it, so a GPU node forks once for both.
+void add_driver_call(const ProbeContext& ctx, DeviceRoots* roots) {
+  LibraryProbe lp;
+  const Resolution res = resolve_library(ctx.loader, kDriverLibrary, Requester{});
+  if (!prepare_library_call(ctx, res, kDriverVersionSymbol, nullptr, &lp)) return;
+  roots->driver = lp.host;
+  roots->driver_symbol = kDriverVersionSymbol;
 }
 
 }  // namespace
@@ -82,7 +95,11 @@ RankRecord probe_rank(const ProbeOptions& o) {
   // The device files and NVML are read by a child from the start, beside the rest of the probe:
   // the fork and a driver slow to answer then cost the probe little (finished at the end).
   DeviceRead devices;
-  if (!image) devices = start_device_read(device_roots(ctx, o, fs));
+  if (!image) {
+    DeviceRoots roots = device_roots(ctx, o, fs);
+    add_driver_call(ctx, &roots);
+    devices = start_device_read(roots);
+  }
 
   RankRecord r;
   r.probe_version = probe_version();
@@ -134,6 +151,11 @@ RankRecord probe_rank(const ProbeOptions& o) {
       ctx, sites, tp.effective.method == "static" ? tp.effective : NcclInfo{},
       &r.foreign_libraries);
   step("the CUDA driver (libcuda.so.1, the kernel module)");
+  // The device child made the driver's call: its answer is needed now.
+  if (!devices.driver.empty()) {
+    r.devices = finish_device_read(&devices, o.step_timeout);
+    ctx.prefetched.push_back({devices.driver, devices.driver_symbol, devices.driver_answer});
+  }
   r.cuda_driver = probe_cuda_driver(ctx, &r.untrusted_libraries);
   // The emulation checked against the real loader for what was loaded live.
   if (loader_check_possible(ctx)) {
@@ -158,7 +180,7 @@ RankRecord probe_rank(const ProbeOptions& o) {
     r.devices = devices_not_probed();
   } else {
     step("the devices (GPUs, RDMA devices, GPUDirect, NVSwitch)");
-    r.devices = finish_device_read(&devices, o.step_timeout);
+    if (devices.driver.empty()) r.devices = finish_device_read(&devices, o.step_timeout);
   }
   r.devices.settings = check_device_settings(
       o.env, r.nccl_conf, r.devices,

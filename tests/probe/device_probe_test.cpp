@@ -467,3 +467,33 @@ TEST_CASE("NVML's health: ECC, pending retirements and remappings, NVLink, the f
   CHECK(error.find("\"devices.nvml.gpus[0].nvlink_up\" is not an integer in [0, 0]") !=
         std::string::npos);
 }
+
+TEST_CASE("on a GPU node the device child makes the driver's version call too: one fork") {
+  using denpex_test::standin;
+  Scratch s;
+  NvmlGpusFile gpus(s, "NVIDIA H100 80GB HBM3\t0\t0\t0\n");
+  ProbeOptions o =
+      options_with({{"LD_LIBRARY_PATH", standin("cuda-550.54.15") + ":" + standin("nvml")}});
+  o.nvml = true;
+  o.proc_root = kFixtures + "/h100/proc";
+  o.sys_root = kFixtures + "/h100/sys";
+  RankRecord r = probe_rank(o);
+  CHECK(r.cuda_driver.status == DriverStatus::ok);
+  CHECK(r.cuda_driver.cuda_version == "12.4");  // the stand-in's answer, through the child
+  CHECK(r.cuda_driver.cuda_version_from == "cuDriverGetVersion");
+  CHECK(r.devices.gpus.status == FactStatus::ok);
+  CHECK(r.devices.nvml.status == FactStatus::ok);
+
+  // A driver call that never returns: the shared child is cut off at the deadline, and both
+  // the driver and the facts it was reading say so (the facts it had read go with it).
+  o.env["LD_LIBRARY_PATH"] = standin("cuda-hang") + ":" + standin("nvml");
+  o.step_timeout = 0.5;
+  const double t0 = monotonic_seconds();
+  r = probe_rank(o);
+  CHECK(monotonic_seconds() - t0 < 3.0);
+  CHECK(r.cuda_driver.status == DriverStatus::error);
+  CHECK(r.cuda_driver.error.find("did not return") != std::string::npos);
+  CHECK(r.devices.gpus.status == FactStatus::unknown);
+  CHECK(r.devices.gpus.why.find("and calling the driver's library after them") !=
+        std::string::npos);
+}
