@@ -34,7 +34,7 @@ const SettingRule kRules[] = {
     {"CUDA_VISIBLE_DEVICES", FindingCode::cuda_visible_devices_beyond, Severity::error,
      "name only GPUs the host has (`nvidia-smi -L`), or place fewer ranks per host; a GPU that "
      "is missing from the host needs a reset or a reboot"},
-    {"NVIDIA_VISIBLE_DEVICES", FindingCode::nvidia_visible_devices_unmatched, Severity::error,
+    {"NVIDIA_VISIBLE_DEVICES", FindingCode::container_visible_devices_unmatched, Severity::error,
      "set NVIDIA_VISIBLE_DEVICES to `all`, or to indices or UUIDs the host has (`nvidia-smi -L`); "
      "`none` and `void` give a container no GPU (a base image or a pod spec may set them)"},
     {"NCCL_NET", FindingCode::nccl_net_unavailable, Severity::error,

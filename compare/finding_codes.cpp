@@ -253,7 +253,7 @@ constexpr FindingCodeInfo kTable[] = {
      "systems) has not started, is in progress or failed: CUDA fails with error 802, \"system not "
      "yet initialized\"",
      "0.3.0"},
-    {C::nvidia_visible_devices_unmatched, "nvidia-visible-devices-unmatched", S::error, "",
+    {C::container_visible_devices_unmatched, "container-visible-devices-unmatched", S::error, "",
      M::gate, kExtension,
      "`NVIDIA_VISIBLE_DEVICES` (the NVIDIA container runtime's `all`, `none`, `void`, indices, "
      "UUIDs) gives the container no GPU, or names a GPU the host does not have: the runtime "

@@ -98,7 +98,7 @@ enum class FindingCode {
   gpu_ecc_errors_pending,
   nvlink_down,
   fabric_manager_not_ready,
-  nvidia_visible_devices_unmatched,
+  container_visible_devices_unmatched,
   nccl_net_unavailable,
   nccl_topo_file_unreadable,
 };

@@ -123,7 +123,7 @@ TEST_CASE("NCCL_NET, NVIDIA_VISIBLE_DEVICES and NCCL_TOPO_FILE failing on a host
   CHECK(topo[0].message == "ranks 4-5 on node3: NCCL_TOPO_FILE=/etc/topo.xml does not exist on "
                            "this host, where it is read on node[1-2,4]");
   CHECK(topo[0].expected == "NCCL_TOPO_FILE naming a file the host has");
-  auto nvd = with_code(found, "nvidia-visible-devices-unmatched");
+  auto nvd = with_code(found, "container-visible-devices-unmatched");
   REQUIRE(nvd.size() == 1);
   CHECK(nvd[0].severity == Severity::error);
   CHECK(nvd[0].verify.text ==

@@ -46,7 +46,7 @@ run_job() {
   echo "job $name: $(echo "$(date +%s.%N) - $start" | bc) s, exit $rc"
   [ "$rc" = "$want" ] || { cat "$SCRATCH/$name.txt" "$SCRATCH/$name.err" >&2; fail "mpirun exit $rc, expected $want"; }
 }
-DEVICE_CODES='["gpu-ecc-mode-mismatch","gpu-ecc-errors-pending","nvlink-down","fabric-manager-not-ready","nvidia-visible-devices-unmatched","nccl-net-unavailable","nccl-topo-file-unreadable","gpu-mig-mismatch","gpu-compute-mode-mismatch","gpu-lost","gpu-count-short","gpu-count-mismatch","gpu-model-mismatch","gpu-kernel-module-mismatch","rdma-hca-mismatch","rdma-firmware-mismatch","rdma-port-down","gpudirect-mismatch","nccl-socket-ifname-unmatched","nccl-ib-hca-unmatched","cuda-visible-devices-beyond"]'
+DEVICE_CODES='["gpu-ecc-mode-mismatch","gpu-ecc-errors-pending","nvlink-down","fabric-manager-not-ready","container-visible-devices-unmatched","nccl-net-unavailable","nccl-topo-file-unreadable","gpu-mig-mismatch","gpu-compute-mode-mismatch","gpu-lost","gpu-count-short","gpu-count-mismatch","gpu-model-mismatch","gpu-kernel-module-mismatch","rdma-hca-mismatch","rdma-firmware-mismatch","rdma-port-down","gpudirect-mismatch","nccl-socket-ifname-unmatched","nccl-ib-hca-unmatched","cuda-visible-devices-beyond"]'
 COMMON=(NCCL_IB_HCA=mlx5_0 NCCL_SOCKET_IFNAME=lo CUDA_VISIBLE_DEVICES=0,1)
 # NCCL_NET, NCCL_TOPO_FILE and NVIDIA_VISIBLE_DEVICES set alike on every host of both jobs: only
 # a host where they fail is named.
@@ -104,7 +104,8 @@ run_job odd 1
 jq_is "$OUT" '.verdict' reject
 # code -> "severity hosts" for every device finding.
 got=$(jq -r "[.findings[] | select(.code as \$c | $DEVICE_CODES | index(\$c)) | \"\(.code) \(.severity) \(.hosts|join(\",\"))\"] | sort | join(\"\n\")" "$OUT")
-want="cuda-visible-devices-beyond error node13
+want="container-visible-devices-unmatched error node22
+cuda-visible-devices-beyond error node13
 fabric-manager-not-ready error node20
 gpu-compute-mode-mismatch warning node16
 gpu-count-mismatch warning node04
@@ -120,7 +121,6 @@ nccl-ib-hca-unmatched warning node10
 nccl-net-unavailable error node10
 nccl-socket-ifname-unmatched error node12
 nccl-topo-file-unreadable warning node21
-nvidia-visible-devices-unmatched error node22
 nvlink-down warning node19
 rdma-firmware-mismatch warning node09
 rdma-hca-mismatch warning node08

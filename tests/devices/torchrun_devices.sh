@@ -93,8 +93,9 @@ echo "job torchrun: $(echo "$(date +%s.%N) - $start" | bc) s, agents exit ${rcs[
 jq_is "$SCRATCH/report.json" '"\(.mode) \(.verdict) \(.nranks) \(.nhosts)"' "torchrun reject 3 3"
 # Rank 0 exits 1 for a reject, and its agent with it.
 [[ " ${rcs[*]} " == *" 1 "* ]] || fail "no agent exited 1 for a reject: ${rcs[*]}"
-got=$(jq -r '[.findings[] | select(.code | test("^(gpu|nvlink|fabric|rdma|gpudirect|nccl-socket|nccl-ib|nccl-net|nccl-topo|nccl-env|cuda-visible|nvidia-visible)")) | "\(.code) \(.severity) \(.hosts | join(","))"] | sort | join("\n")' "$SCRATCH/report.json")
-want="cuda-visible-devices-beyond error node03
+got=$(jq -r '[.findings[] | select(.code | test("^(gpu|nvlink|fabric|rdma|gpudirect|nccl-socket|nccl-ib|nccl-net|nccl-topo|nccl-env|cuda-visible|container-visible)")) | "\(.code) \(.severity) \(.hosts | join(","))"] | sort | join("\n")' "$SCRATCH/report.json")
+want="container-visible-devices-unmatched error node02
+cuda-visible-devices-beyond error node03
 fabric-manager-not-ready error node02
 gpu-compute-mode-mismatch warning node03
 gpu-count-mismatch warning node03
@@ -107,7 +108,6 @@ gpudirect-mismatch warning node03
 nccl-net-unavailable error node02
 nccl-socket-ifname-unmatched error node03
 nccl-topo-file-unreadable warning node02
-nvidia-visible-devices-unmatched error node02
 nvlink-down warning node02
 rdma-firmware-mismatch warning node03
 rdma-port-down warning node02"
