@@ -426,9 +426,17 @@ DeviceFact ecc_fact() {
           }};
 }
 
-// "U of T" NVLink links active over a host's GPUs; a host with fewer active than the reference
-// is reported (more is not a fault). Hosts whose GPUs have no NVLink take no part.
-long leading_number(const std::string& v) { return std::strtol(v.c_str(), nullptr, 10); }
+// "U of T" NVLink links active over a host's GPUs; a host with more links down (T - U) than the
+// reference is reported: fewer down is no fault, and a host with fewer GPUs has fewer links
+// without any being down (the GPU count's own finding says that). Hosts whose GPUs have no
+// NVLink take no part.
+long links_down(const std::string& v) {
+  char* end = nullptr;
+  const long up = std::strtol(v.c_str(), &end, 10);
+  const std::string of = " of ";
+  if (v.compare(static_cast<std::size_t>(end - v.c_str()), of.size(), of) != 0) return 0;
+  return std::strtol(end + of.size(), nullptr, 10) - up;
+}
 
 DeviceFact nvlink_fact() {
   DeviceFact f{"nvlink",
@@ -449,7 +457,7 @@ DeviceFact nvlink_fact() {
                  return true;
                }};
   f.rule.report = [](const std::string& ref, const std::string& v) {
-    return leading_number(v) < leading_number(ref);
+    return links_down(v) > links_down(ref);
   };
   return f;
 }

@@ -428,12 +428,18 @@ TEST_CASE("ECC off on one host is a warning, pending errors an error, NVLink dow
 }
 
 TEST_CASE("more NVLink links up on one host is no finding; a host without NVLink takes no part") {
-  auto records = cluster(4, 1, [](int h) {
+  auto records = cluster(5, 1, [](int h) {
     DevicesInfo d = healthy_nvml(h);
-    if (h == 1) d.nvml.gpus[0].nvlink_up = 17;  // the majority has one down: the odd host has more
-    if (h == 2) d.nvml.gpus[0].nvlink_up = 17;
+    if (h <= 3) d.nvml.gpus[0].nvlink_up = 17;  // the majority has one down: the odd host has more
     if (h == 4)
       for (auto& g : d.nvml.gpus) g.nvlink_links = g.nvlink_up = 0;
+    return d;
+  });
+  CHECK(with_code(device_findings(records), "nvlink-down").empty());
+  // A host with a GPU fewer has fewer links, none of them down: not an NVLink finding.
+  records = cluster(3, 1, [](int h) {
+    DevicesInfo d = healthy_nvml(h);
+    if (h == 3) d.nvml.gpus.pop_back();
     return d;
   });
   CHECK(with_code(device_findings(records), "nvlink-down").empty());
