@@ -83,13 +83,19 @@ void take_version_answer(const IsolatedResult& r, double timeout_seconds, Librar
 LibraryProbe probe_library(const ProbeContext& ctx, const Resolution& res,
                            const char* version_symbol, std::vector<std::string>* untrusted) {
   LibraryProbe lp;
-  if (!prepare_library_call(ctx, res, version_symbol, untrusted, &lp)) return lp;
-  for (const PrefetchedCall& p : ctx.prefetched) {
-    if (p.host == lp.host && p.symbol == version_symbol) {
+  // A call made already was prepared the same way (found, trusted, loadable): its answer is
+  // taken without checking the file again.
+  if (res.status == LoadStatus::found && version_symbol != nullptr) {
+    const std::string host = host_path(ctx.loader.fs, res.real_path);
+    for (const PrefetchedCall& p : ctx.prefetched) {
+      if (p.host != host || p.symbol != version_symbol) continue;
+      lp.path = res.real_path;
+      lp.host = host;
       take_version_answer(p.answer, ctx.step_timeout, &lp);
       return lp;
     }
   }
+  if (!prepare_library_call(ctx, res, version_symbol, untrusted, &lp)) return lp;
   const std::string host = lp.host;
   IsolatedResult r = run_isolated(
       [&host, version_symbol] {
