@@ -1,6 +1,7 @@
 #include "compare/device_rules.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <set>
@@ -406,43 +407,167 @@ DeviceFact compute_mode_fact() {
           }};
 }
 
-// GPUs NVML reports lost (their procfs entry stays): CUDA fails on them. Hosts with the same
-// number lost share one finding.
-void gpu_lost_rule(const std::vector<ConfigGroup>& groups, std::vector<Finding>* out) {
-  std::map<std::size_t, ConfigGroup> by_count;
+// ECC on some hosts only. Hosts where NVML gives no GPU an ECC mode take no part.
+DeviceFact ecc_fact() {
+  return {"gpu_ecc",
+          {FindingCode::gpu_ecc_mode_mismatch, Severity::warning, "the ECC mode",
+           [](const std::string& v) { return "ECC " + v; },
+           "set one ECC mode on every GPU of the job's hosts (nvidia-smi -e 1, then a GPU reset "
+           "or a reboot), or run the job on hosts that agree"},
+          [](const RankRecord& r, std::string* v) {
+            std::vector<const NvmlGpu*> gpus;
+            if (!nvml_gpus(r, &gpus)) return false;
+            std::set<std::string> modes;
+            for (const NvmlGpu* g : gpus)
+              if (!g->ecc.empty()) modes.insert(g->ecc);
+            if (modes.empty()) return false;
+            *v = fmt::format("{}", fmt::join(modes, " + "));
+            return true;
+          }};
+}
+
+// "U of T" NVLink links active over a host's GPUs; a host with more links down (T - U) than the
+// reference is reported: fewer down is no fault, and a host with fewer GPUs has fewer links
+// without any being down (the GPU count's own finding says that). Hosts whose GPUs have no
+// NVLink take no part.
+long links_down(const std::string& v) {
+  char* end = nullptr;
+  const long up = std::strtol(v.c_str(), &end, 10);
+  const std::string of = " of ";
+  if (v.compare(static_cast<std::size_t>(end - v.c_str()), of.size(), of) != 0) return 0;
+  return std::strtol(end + of.size(), nullptr, 10) - up;
+}
+
+DeviceFact nvlink_fact() {
+  DeviceFact f{"nvlink",
+               {FindingCode::nvlink_down, Severity::warning, "the NVLink links",
+                [](const std::string& v) { return v + " NVLink links active"; },
+                "check the links (nvidia-smi nvlink -s, dmesg for Xid 74); a link down needs a "
+                "GPU reset, a reseat or service: drain the host until then"},
+               [](const RankRecord& r, std::string* v) {
+                 std::vector<const NvmlGpu*> gpus;
+                 if (!nvml_gpus(r, &gpus)) return false;
+                 int links = 0, up = 0;
+                 for (const NvmlGpu* g : gpus) {
+                   links += g->nvlink_links;
+                   up += g->nvlink_up;
+                 }
+                 if (links == 0) return false;
+                 *v = fmt::format("{} of {}", up, links);
+                 return true;
+               }};
+  f.rule.report = [](const std::string& ref, const std::string& v) {
+    return links_down(v) > links_down(ref);
+  };
+  return f;
+}
+
+// A condition of a host alone (no vote): hosts with the same `found` share one finding, so 500
+// hosts alike are one line.
+struct HostCondition {
+  FindingCode code;
+  Severity severity;
+  const char* expected;
+  const char* source;  // said after what was found: "(NVML: GPU is lost)"
+  std::string fix;
+  std::function<std::string(const RankRecord&)> found;  // "" where the host is fine
+};
+
+void host_condition_rule(const HostCondition& c, const std::vector<ConfigGroup>& groups,
+                         std::vector<Finding>* out) {
+  std::map<std::string, ConfigGroup> by_found;
   for (const auto& g : groups) {
-    if (g.record.devices.nvml.status != FactStatus::ok) continue;
-    const auto& gpus = g.record.devices.nvml.gpus;
-    const auto lost = static_cast<std::size_t>(
-        std::count_if(gpus.begin(), gpus.end(), [](const NvmlGpu& x) { return x.lost; }));
-    if (lost == 0) continue;
-    ConfigGroup& c = by_count[lost];
-    c.ranks.insert(c.ranks.end(), g.ranks.begin(), g.ranks.end());
-    c.hosts.insert(c.hosts.end(), g.hosts.begin(), g.hosts.end());
+    const std::string found = c.found(g.record);
+    if (found.empty()) continue;
+    ConfigGroup& m = by_found[found];
+    m.ranks.insert(m.ranks.end(), g.ranks.begin(), g.ranks.end());
+    m.hosts.insert(m.hosts.end(), g.hosts.begin(), g.hosts.end());
   }
-  for (auto& [lost, c] : by_count) {
-    std::sort(c.ranks.begin(), c.ranks.end());
-    std::sort(c.hosts.begin(), c.hosts.end());
-    c.hosts.erase(std::unique(c.hosts.begin(), c.hosts.end()), c.hosts.end());
+  for (auto& [found, m] : by_found) {
+    std::sort(m.ranks.begin(), m.ranks.end());
+    std::sort(m.hosts.begin(), m.hosts.end());
+    m.hosts.erase(std::unique(m.hosts.begin(), m.hosts.end()), m.hosts.end());
     Finding f;
-    f.code = FindingCode::gpu_lost;
-    f.severity = Severity::error;
-    f.ranks = c.ranks;
-    f.hosts = c.hosts;
-    f.expected = "no GPU lost";
-    f.found = lost == 1 ? "1 GPU lost" : fmt::format("{} GPUs lost", lost);
-    f.message = fmt::format("{} {} {} (NVML: GPU is lost)", hosts_text(f.hosts), has(f.hosts), f.found);
-    f.fix = "drain the host and reset the GPU (nvidia-smi -r) or reboot; dmesg shows the Xid (79: "
-            "fallen off the bus) that lost it";
+    f.code = c.code;
+    f.severity = c.severity;
+    f.ranks = m.ranks;
+    f.hosts = m.hosts;
+    f.expected = c.expected;
+    f.found = found;
+    f.message = fmt::format("{} {} {} {}", hosts_text(f.hosts), has(f.hosts), found, c.source);
+    f.fix = c.fix;
     f.verify = device_verify(f.hosts, 1);
     out->push_back(std::move(f));
   }
 }
 
+std::string gpus_count_text(std::size_t n) { return n == 1 ? "1 GPU" : fmt::format("{} GPUs", n); }
+
+// GPUs NVML reports lost (their procfs entry stays): CUDA fails on them.
+HostCondition gpu_lost_condition() {
+  return {FindingCode::gpu_lost, Severity::error, "no GPU lost", "(NVML: GPU is lost)",
+          "drain the host and reset the GPU (nvidia-smi -r) or reboot; dmesg shows the Xid (79: "
+          "fallen off the bus) that lost it",
+          [](const RankRecord& r) -> std::string {
+            if (r.devices.nvml.status != FactStatus::ok) return "";
+            const auto& gpus = r.devices.nvml.gpus;
+            const auto lost = static_cast<std::size_t>(
+                std::count_if(gpus.begin(), gpus.end(), [](const NvmlGpu& x) { return x.lost; }));
+            return lost == 0 ? "" : gpus_count_text(lost) + " lost";
+          }};
+}
+
+// What of a GPU's memory health needs a reset before a job, in the words findings use; none
+// when it is healthy (or unknown).
+std::vector<const char*> memory_troubles(const NvmlGpu& g) {
+  std::vector<const char*> t;
+  if (g.ecc_uncorrected > 0) t.push_back("volatile uncorrected ECC errors");
+  if (g.retired_pending == "yes") t.push_back("pages pending retirement");
+  if (g.remap_pending == "yes") t.push_back("rows pending remapping");
+  if (g.remap_failed) t.push_back("a failed row remapping");
+  return t;
+}
+
+HostCondition ecc_errors_condition() {
+  return {FindingCode::gpu_ecc_errors_pending, Severity::error,
+          "no uncorrected ECC error, retirement or remapping pending", "(NVML)",
+          "drain the host and reset its GPUs (nvidia-smi -r, or reboot) so that pending page "
+          "retirements and row remappings take effect; a GPU with a failed remapping, or errors "
+          "that come back, needs service (nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER)",
+          [](const RankRecord& r) -> std::string {
+            std::vector<const NvmlGpu*> gpus;
+            if (!nvml_gpus(r, &gpus)) return "";
+            std::size_t affected = 0;
+            std::set<std::string> kinds;
+            for (const NvmlGpu* g : gpus) {
+              const auto t = memory_troubles(*g);
+              if (!t.empty()) ++affected;
+              kinds.insert(t.begin(), t.end());
+            }
+            if (affected == 0) return "";
+            return fmt::format("{} with {}", gpus_count_text(affected), fmt::join(kinds, ", "));
+          }};
+}
+
+HostCondition fabric_condition() {
+  return {FindingCode::fabric_manager_not_ready, Severity::error,
+          "every GPU's fabric registration completed",
+          "(NVML: the fabric manager is not running, has not finished, or failed)",
+          "start the fabric manager and let it finish (systemctl status nvidia-fabricmanager; its "
+          "version must be the driver's), until nvidia-smi -q shows the GPUs' Fabric State "
+          "Completed and Status Success",
+          [](const RankRecord& r) -> std::string {
+            const auto& s = r.devices.nvswitch;
+            return s.fabric_manager == "not-ready" ? s.fabric_manager_why : "";
+          }};
+}
+
 // The facts every host is compared on, but the GPU count (which depends on the placement):
-// model, RDMA devices, one firmware per model and one state per port seen, GPUDirect.
+// model, MIG, compute mode, ECC mode, NVLink links active, RDMA devices, one firmware per model
+// and one state per port seen, GPUDirect.
 std::vector<DeviceFact> compared_facts(const std::vector<ConfigGroup>& groups) {
-  std::vector<DeviceFact> facts = {gpu_model_fact(), mig_fact(), compute_mode_fact(), hca_fact()};
+  std::vector<DeviceFact> facts = {gpu_model_fact(), mig_fact(),    compute_mode_fact(),
+                                   ecc_fact(),       nvlink_fact(), hca_fact()};
   std::set<std::string> models;
   std::set<std::pair<std::string, std::string>> ports;
   for (const auto& g : groups) {
@@ -465,6 +590,8 @@ bool fact_for_key(const std::string& key, DeviceFact* out) {
   else if (key == "gpu_model") *out = gpu_model_fact();
   else if (key == "gpu_mig") *out = mig_fact();
   else if (key == "gpu_compute_mode") *out = compute_mode_fact();
+  else if (key == "gpu_ecc") *out = ecc_fact();
+  else if (key == "nvlink") *out = nvlink_fact();
   else if (key == "rdma_hcas") *out = hca_fact();
   else if (key == "gpudirect") *out = gpudirect_fact();
   else if (key.rfind("rdma_firmware:", 0) == 0) *out = firmware_fact(key.substr(14));
@@ -566,7 +693,8 @@ ShellCommand device_verify(std::vector<std::string> hosts, std::size_t per_host,
 void device_rules(const std::vector<ConfigGroup>& groups, const Baseline* baseline,
                   std::vector<Finding>* out) {
   gpu_count_rules(groups, out);
-  gpu_lost_rule(groups, out);
+  for (const HostCondition& c : {gpu_lost_condition(), ecc_errors_condition(), fabric_condition()})
+    host_condition_rule(c, groups, out);
   kernel_module_rule(groups, out);
   for (const DeviceFact& f : compared_facts(groups)) run(f.rule, groups, f.value, out);
   if (baseline) baseline_rules(groups, *baseline, out);

@@ -1,10 +1,12 @@
 // Cross-host rules over the device facts of the records (probe/record.h DevicesInfo): GPU count
 // against the ranks placed on a host, and hosts that differ from the others in GPU count, GPU
-// model, kernel module version, RDMA devices, their firmware, their ports' states, and the
-// GPUDirect peer-memory module. Every vote is by hosts (a host with 8 ranks is one machine),
-// with the project's strict majority (vote.h). GPUDirect is compared among hosts with RDMA
-// devices and known GPUs. A host whose fact is unknown or not probed takes
-// no part, so it never causes a finding; a uniform cluster gives none.
+// model, MIG, compute mode, ECC mode, NVLink links active, kernel module version, RDMA devices,
+// their firmware, their ports' states, and the GPUDirect peer-memory module. Every vote is by
+// hosts (a host with 8 ranks is one machine), with the project's strict majority (vote.h).
+// GPUDirect is compared among hosts with RDMA devices and known GPUs. Conditions of a host
+// alone need no vote: GPUs lost, uncorrected ECC errors or retirements pending, a fabric
+// registration not completed. A host whose fact is unknown or not probed takes no part, so it
+// never causes a finding; a uniform cluster gives none.
 #pragma once
 
 #include <map>

@@ -34,6 +34,16 @@ const SettingRule kRules[] = {
     {"CUDA_VISIBLE_DEVICES", FindingCode::cuda_visible_devices_beyond, Severity::error,
      "name only GPUs the host has (`nvidia-smi -L`), or place fewer ranks per host; a GPU that "
      "is missing from the host needs a reset or a reboot"},
+    {"NVIDIA_VISIBLE_DEVICES", FindingCode::container_visible_devices_unmatched, Severity::error,
+     "set NVIDIA_VISIBLE_DEVICES to `all`, or to indices or UUIDs the host has (`nvidia-smi -L`); "
+     "`none` and `void` give a container no GPU (a base image or a pod spec may set them)"},
+    {"NCCL_NET", FindingCode::nccl_net_unavailable, Severity::error,
+     "name a network the host has (`IB` needs an ACTIVE RDMA port, see `ibstat`; `Socket` always "
+     "works; a plugin's name needs its net plugin installed), or unset NCCL_NET and let NCCL "
+     "choose"},
+    {"NCCL_TOPO_FILE", FindingCode::nccl_topo_file_unreadable, Severity::warning,
+     "put the topology file on every host at the path named (readable by the job's user), or "
+     "unset NCCL_TOPO_FILE"},
 };
 
 const SettingRule* rule_of(const std::string& variable) {
@@ -44,7 +54,7 @@ const SettingRule* rule_of(const std::string& variable) {
 
 bool fails(SettingStatus s) {
   return s == SettingStatus::no_device || s == SettingStatus::ports_down ||
-         s == SettingStatus::too_many;
+         s == SettingStatus::too_many || s == SettingStatus::unreadable;
 }
 
 struct Failing {
@@ -82,13 +92,16 @@ void device_setting_rules(const std::vector<ConfigGroup>& groups, std::vector<Fi
     f.ranks.assign(who.ranks.begin(), who.ranks.end());
     f.hosts.assign(who.hosts.begin(), who.hosts.end());
     f.found = fmt::format("{}={} ({}): {}", variable, who.value, who.source, detail);
-    f.expected = fmt::format("{} selecting devices the host has", variable);
+    f.expected = fmt::format("{} naming {} the host has", variable,
+                             variable == std::string("NCCL_TOPO_FILE") ? "a file" : "devices");
     std::vector<std::string> others;
     for (const auto& h : working[variable])
       if (!who.hosts.count(h)) others.push_back(h);
     const std::string where =
         others.empty() ? ""
-                       : fmt::format(", where it selects devices on {}",
+                       : fmt::format(", where it {} on {}",
+                                     status == SettingStatus::unreadable ? "is read"
+                                                                         : "selects devices",
                                      abbreviate_list(fold_hosts(others), kHostsChars));
     f.message = fmt::format("{}: {}={} {}{}", rank_phrase(f.ranks, f.hosts), variable, who.value,
                             detail, where);

@@ -69,6 +69,13 @@ enum class FindingCode {
   gpu_mig_mismatch,
   gpu_compute_mode_mismatch,
   gpu_lost,
+  gpu_ecc_mode_mismatch,
+  gpu_ecc_errors_pending,
+  nvlink_down,
+  fabric_manager_not_ready,
+  container_visible_devices_unmatched,
+  nccl_net_unavailable,
+  nccl_topo_file_unreadable,
 };
 
 // The code's name as emitted in reports (`nccl-version-mismatch`). Never fails: every

@@ -235,6 +235,39 @@ constexpr FindingCodeInfo kTable[] = {
      "NVML reports a GPU of the host lost (`GPU_IS_LOST`; the driver's procfs still lists it): "
      "CUDA fails on it",
      "0.3.0"},
+    {C::gpu_ecc_mode_mismatch, "gpu-ecc-mode-mismatch", S::warning, "", M::gate, kExtension,
+     "a host's GPUs run with ECC off (NVML) where the other hosts' run with it on, or the other "
+     "way round: memory errors there go undetected, and the GPUs differ in usable memory",
+     "0.3.0"},
+    {C::gpu_ecc_errors_pending, "gpu-ecc-errors-pending", S::error, "", M::gate, kExtension,
+     "a GPU of the host has volatile uncorrected ECC errors, pages pending retirement, rows "
+     "pending remapping or a failed remapping (NVML): it needs a reset (or service) before a job, "
+     "which would otherwise fail with an uncorrectable ECC error",
+     "0.3.0"},
+    {C::nvlink_down, "nvlink-down", S::warning, "", M::gate, kExtension,
+     "a host's GPUs have fewer NVLink links active (NVML) than the other hosts': NCCL routes "
+     "around them, over fewer links or PCIe, and every collective waits for the slowest host",
+     "0.3.0"},
+    {C::fabric_manager_not_ready, "fabric-manager-not-ready", S::error, "", M::gate, kExtension,
+     "a GPU's fabric registration (NVML's fabric state, the fabric manager's work on NVSwitch "
+     "systems) has not started, is in progress or failed: CUDA fails with error 802, \"system not "
+     "yet initialized\"",
+     "0.3.0"},
+    {C::container_visible_devices_unmatched, "container-visible-devices-unmatched", S::error, "",
+     M::gate, kExtension,
+     "`NVIDIA_VISIBLE_DEVICES` (the NVIDIA container runtime's `all`, `none`, `void`, indices, "
+     "UUIDs) gives the container no GPU, or names a GPU the host does not have: the runtime "
+     "refuses to start the container, or CUDA finds no device in it",
+     "0.3.0"},
+    {C::nccl_net_unavailable, "nccl-net-unavailable", S::error, "", M::gate, kExtension,
+     "`NCCL_NET` names a network NCCL does not have on the host (`IB` with no usable RDMA port, a "
+     "plugin's network with no net plugin): NCCL fails to initialise any network there",
+     "0.3.0"},
+    {C::nccl_topo_file_unreadable, "nccl-topo-file-unreadable", S::warning, "", M::gate,
+     kExtension,
+     "`NCCL_TOPO_FILE` names a file that does not exist or cannot be read on the host: NCCL "
+     "ignores it (an INFO line only) and detects the topology itself, which on a VM can be wrong",
+     "0.3.0"},
 };
 
 constexpr std::size_t kRows = std::size(kTable);
@@ -246,7 +279,7 @@ constexpr bool rows_in_enum_order() {
 }
 
 static_assert(rows_in_enum_order(), "kTable must list every FindingCode once, in enum order");
-static_assert(kRows == static_cast<std::size_t>(FindingCode::gpu_lost) + 1,
+static_assert(kRows == static_cast<std::size_t>(FindingCode::nccl_topo_file_unreadable) + 1,
               "every FindingCode needs a row in kTable");
 
 const char* mode_meaning(CodeMode m) {

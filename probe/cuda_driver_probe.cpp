@@ -92,8 +92,8 @@ CudaDriverInfo probe_cuda_driver(const ProbeContext& ctx, std::vector<std::strin
       if (!d.kernel_module_version.empty()) break;
     }
   }
-  Resolution res = resolve_library(ctx.loader, "libcuda.so.1", Requester{});
-  LibraryProbe lp = probe_library(ctx, res, "cuDriverGetVersion", untrusted);
+  Resolution res = resolve_library(ctx.loader, kDriverLibrary, Requester{});
+  LibraryProbe lp = probe_library(ctx, res, kDriverVersionSymbol, untrusted);
   switch (lp.step) {
     case LibraryStep::not_found:
       d.status = DriverStatus::missing;

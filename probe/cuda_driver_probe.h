@@ -12,12 +12,17 @@
 
 namespace denpex {
 
+// The driver's library and the version call asked of it (an `int f(int*)`).
+constexpr const char* kDriverLibrary = "libcuda.so.1";
+constexpr const char* kDriverVersionSymbol = "cuDriverGetVersion";
+
 // Never throws. status: ok (real driver answered; or, read statically, its file name gave the
 // driver version and cuda_version comes from NVIDIA's table), missing (no libcuda.so.1), stub
 // (the toolkit stub: the answer 34 or, when not loaded, its contents), version_unknown (read
 // statically, no version in its real file name), error (any other failure, hang or crash;
 // `error` says which). Under --root a missing driver is normal: images get the host's driver
-// injected at run time.
+// injected at run time. The call is made in a child of its own unless ctx.prefetched holds its
+// answer (the device child made it).
 CudaDriverInfo probe_cuda_driver(const ProbeContext& ctx, std::vector<std::string>* untrusted);
 
 // True when `host_file` (seen as `view_path`) is the CUDA toolkit's stub libcuda: its symbol

@@ -5,16 +5,20 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "probe/fs_view.h"
 #include "probe/isolated_call.h"
+#include "probe/library_probe.h"
 #include "probe/monotonic_clock.h"
 #include "probe/net_interfaces.h"
 #include "probe/nvml_probe.h"
 #include "probe/text.h"
+#include "probe/version_call.h"
 
 namespace denpex {
 
@@ -237,8 +241,10 @@ namespace {
 // Which device directories exist: only these are read, in the child.
 struct Present {
   bool gpus = false, rdma = false, nvswitch = false;
-  std::string nvml;  // NVML's file, "" for none
-  bool any() const { return gpus || rdma || nvswitch || !nvml.empty(); }
+  std::string nvml;    // NVML's file, "" for none
+  std::string driver;  // the driver's library to call, "" for none
+  const char* driver_symbol = "";
+  bool any() const { return gpus || rdma || nvswitch || !nvml.empty() || !driver.empty(); }
 };
 
 // Why each fact whose directory is missing is absent or unknown.
@@ -273,11 +279,13 @@ void explain_missing(const FsView& proc, const FsView& sys, const Present& p, De
     }
   }
   d->nvswitch.fabric_manager = "unknown";
-  d->nvswitch.fabric_manager_why =
-      "the fabric manager's state and version are in no file the probe reads (NVML tells them)";
+  d->nvswitch.fabric_manager_why = "NVML, which tells the GPUs' fabric state, was not read";
 }
 
-// What the child reads: the present directories, as the record's JSON.
+// What the child reads: the present directories, as the record's JSON, after the driver's
+// version call when it makes one: "<bytes of the call's answer>\n", that answer
+// (library_probe.h encode_version_call), then the JSON. The devices are read first: a driver
+// library that crashes the child then costs no more than it would alone.
 std::string read_present(const FsView& proc, const FsView& sys, const Present& p) {
   DevicesInfo c;
   if (p.gpus) c.gpus = read_gpus(proc);
@@ -286,24 +294,54 @@ std::string read_present(const FsView& proc, const FsView& sys, const Present& p
   if (!p.nvml.empty()) c.nvml = read_nvml(p.nvml);
   nlohmann::json j;
   devices_to_json(j, c);
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string json = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (p.driver.empty()) return json;
+  const std::string call = encode_version_call(call_version_function(p.driver, p.driver_symbol));
+  return std::to_string(call.size()) + "\n" + call + json;
+}
+
+// The child's output apart: the driver's answer (when it was asked) and the devices' JSON.
+// False when the framing is not the child's.
+bool split_answer(const std::string& output, bool driver, std::string* call, std::string* json) {
+  if (!driver) {
+    *json = output;
+    return true;
+  }
+  const size_t eol = output.find('\n');
+  if (eol == std::string::npos || eol == 0 || eol > 20) return false;
+  const std::string digits = output.substr(0, eol);
+  if (digits.find_first_not_of("0123456789") != std::string::npos) return false;
+  const unsigned long long bytes = std::stoull(digits);
+  if (bytes > output.size() - eol - 1) return false;
+  *call = output.substr(eol + 1, bytes);
+  *json = output.substr(eol + 1 + bytes);
+  return true;
 }
 
 // The child's answer into *d; a child that failed or timed out makes each fact it was to read
 // unknown with the reason.
 void take_child_answer(const IsolatedResult& res, const Present& p, double timeout_seconds,
-                       DevicesInfo* d) {
+                       DevicesInfo* d, IsolatedResult* driver_answer) {
   DevicesInfo child;
-  std::string error;
+  std::string error, call, json;
   bool ok = res.status == IsolatedStatus::ok;
-  if (ok) {
-    nlohmann::json j = nlohmann::json::parse(res.output, nullptr, false);
+  *driver_answer = res;  // a child that failed fails the driver's call too
+  if (ok && !split_answer(res.output, !p.driver.empty(), &call, &json)) {
+    ok = false;
+    error = "gave an answer that is not the child's";
+    driver_answer->status = IsolatedStatus::failed;
+    driver_answer->error = error;
+  } else if (ok) {
+    driver_answer->output = call;
+    nlohmann::json j = nlohmann::json::parse(json, nullptr, false);
     ok = !j.is_discarded() && devices_from_json(j, &child, &error);
     if (!ok && error.empty()) error = "gave an answer that is not JSON";
   } else {
     error = describe(res, timeout_seconds);
   }
-  const std::string reason = fmt::format("reading the device files {}", error);
+  const std::string reason =
+      fmt::format("reading the device files{} {}",
+                  p.driver.empty() ? "" : " (and calling the driver's library after them)", error);
   if (p.gpus) {
     if (ok) d->gpus = child.gpus;
     else mark_unknown(&d->gpus.status, &d->gpus.why, reason);
@@ -325,6 +363,45 @@ void take_child_answer(const IsolatedResult& res, const Present& p, double timeo
       mark_unknown(&d->nvswitch.status, &d->nvswitch.why, reason);
     }
   }
+}
+
+// The fabric manager's work as NVML's GPUs show it (record.h NvSwitchFacts). A GPU lost or
+// without a fabric state takes no part.
+void fabric_manager_from_nvml(DevicesInfo* d) {
+  if (d->nvml.status != FactStatus::ok) {
+    d->nvswitch.fabric_manager_why = "NVML could not be read: " + d->nvml.why;
+    return;
+  }
+  std::set<std::string> states;
+  for (const auto& g : d->nvml.gpus)
+    if (!g.lost && !g.fabric.empty()) states.insert(g.fabric);
+  if (states.empty()) {
+    d->nvswitch.fabric_manager_why =
+        "NVML gives no GPU a fabric state (GPUs before Hopper, or no NVLink fabric)";
+    return;
+  }
+  if (states.size() == 1 && *states.begin() == "completed") {
+    d->nvswitch.fabric_manager = "ready";
+    d->nvswitch.fabric_manager_why.clear();
+    return;
+  }
+  states.erase("completed");
+  d->nvswitch.fabric_manager = "not-ready";
+  d->nvswitch.fabric_manager_why =
+      fmt::format("GPU fabric registration {}", fmt::join(states, ", "));
+}
+
+// The driver's GPUs that no GPU NVML answered for is at, by bus location; none when NVML gave
+// no bus locations (an older NVML, or none answered).
+std::vector<std::string> unmatched_gpus(const GpuFacts& gpus, const NvmlFacts& nvml) {
+  std::set<std::string> seen;
+  for (const auto& g : nvml.gpus)
+    if (!g.bus_location.empty()) seen.insert(g.bus_location);
+  std::vector<std::string> out;
+  if (seen.empty() || gpus.status != FactStatus::ok) return out;
+  for (const auto& g : gpus.devices)
+    if (!seen.count(g.bus_location)) out.push_back(g.bus_location);
+  return out;
 }
 
 constexpr size_t kChildAnswerBytes = 1024 * 1024;
@@ -353,6 +430,10 @@ DeviceRead start_device_read(const DeviceRoots& roots) {
   r.rdma = p.rdma;
   r.nvswitch = p.nvswitch;
   r.nvml = p.nvml;
+  p.driver = roots.driver;
+  p.driver_symbol = roots.driver_symbol;
+  r.driver = p.driver;
+  r.driver_symbol = p.driver_symbol;
   if (p.any()) {
     r.child = start_isolated([proc, sys, p]() { return read_present(proc, sys, p); });
     r.started = true;
@@ -370,9 +451,13 @@ DevicesInfo finish_device_read(DeviceRead* read, double timeout_seconds) {
     if (read->child.pid < 0) res.error = read->child.error;
     else res = wait_isolated(&read->child, answer_deadline(read->start, timeout_seconds),
                              kChildAnswerBytes);
-    take_child_answer(res, Present{read->gpus, read->rdma, read->nvswitch, read->nvml},
-                      timeout_seconds, &read->facts);
+    take_child_answer(res,
+                      Present{read->gpus, read->rdma, read->nvswitch, read->nvml, read->driver,
+                              read->driver_symbol},
+                      timeout_seconds, &read->facts, &read->driver_answer);
   }
+  fabric_manager_from_nvml(&read->facts);
+  read->facts.nvml.unmatched = unmatched_gpus(read->facts.gpus, read->facts.nvml);
   return read->facts;
 }
 

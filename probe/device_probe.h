@@ -23,6 +23,11 @@ struct DeviceRoots {
   // trusted); "" when there is none to load, and then `nvml_why` says why.
   std::string nvml;
   std::string nvml_why = "libnvidia-ml.so.1 was not looked for";
+  // The driver's library (as this process opens it) whose version call the same child makes
+  // after reading, so that a GPU node forks once for both; "" for none. `driver_symbol` is the
+  // `int f(int*)` it calls (cuda_driver_probe.h kDriverVersionSymbol).
+  std::string driver;
+  const char* driver_symbol = "";
 };
 
 // Reads every fact. Never throws and never blocks past `timeout_seconds` (plus the isolated
@@ -41,6 +46,11 @@ struct DeviceRead {
   bool started = false;                      // a child was forked (or fork failed)
   bool gpus = false, rdma = false, nvswitch = false;  // what the child reads
   std::string nvml;                                   // and NVML, when not ""
+  std::string driver;                                 // and the driver's call, when not ""
+  const char* driver_symbol = "";
+  // After finish: the child's answer for the driver's call, for ProbeContext::prefetched (the
+  // child's failure when it failed).
+  IsolatedResult driver_answer;
   double start = monotonic_seconds();
 };
 DeviceRead start_device_read(const DeviceRoots& roots);

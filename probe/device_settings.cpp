@@ -1,6 +1,11 @@
 #include "probe/device_settings.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cctype>
 #include <set>
 
@@ -169,41 +174,172 @@ DeviceSettingCheck check_cuda_visible_devices(const std::string& value, const Gp
   return c;
 }
 
-std::vector<DeviceSettingCheck> check_device_settings(
-    const std::map<std::string, std::string>& env,
-    const std::map<std::string, std::string>& nccl_conf, const DevicesInfo& devices) {
-  std::vector<DeviceSettingCheck> out;
-  // The environment wins; nccl.conf fills in what it does not set (NCCL's order).
-  auto setting = [&](const char* name, std::string* value, std::string* source) {
+DeviceSettingCheck check_nccl_net(const std::string& value, const RdmaFacts& rdma,
+                                  const std::string& ib_hca, bool ib_disabled, bool net_plugin) {
+  DeviceSettingCheck c = check_of("NCCL_NET", value);
+  const std::string name = lower_ascii(trim(value));
+  // NCCL compares the name with each network's own, ignoring case; its own are "IB" and "Socket".
+  if (name == "socket") {
+    c.status = SettingStatus::ok;
+    return c;
+  }
+  if (name != "ib") {
+    if (net_plugin) {
+      unknown(&c, "the net plugin's network name", "it is read only when NCCL loads the plugin");
+    } else {
+      c.status = SettingStatus::no_device;
+      c.detail = "names a network that neither NCCL (IB, Socket) nor a net plugin provides here: "
+                 "NCCL fails to initialise any network";
+    }
+    return c;
+  }
+  if (ib_disabled) {
+    c.status = SettingStatus::no_device;
+    c.detail = "names IB where NCCL_IB_DISABLE turns it off: NCCL fails to initialise any network";
+    return c;
+  }
+  // IB is there when a port NCCL would take is ACTIVE: NCCL_IB_HCA's selection when set.
+  DeviceSettingCheck ports = check_ib_hca(ib_hca, rdma);
+  c.status = ports.status == SettingStatus::ports_down ? SettingStatus::no_device : ports.status;
+  c.selected = ports.selected;
+  if (c.status == SettingStatus::unknown) c.detail = ports.detail;
+  else if (c.status != SettingStatus::ok)
+    c.detail = "names IB where no RDMA port NCCL would take is ACTIVE: NCCL fails to initialise "
+               "any network";
+  return c;
+}
+
+DeviceSettingCheck check_topo_file(const std::string& value, bool live) {
+  DeviceSettingCheck c = check_of("NCCL_TOPO_FILE", value);
+  if (!live) {
+    unknown(&c, "the file", "it is checked on the nodes, not in an image");
+    return c;
+  }
+  // Non-blocking, as NCCL's fopen would block on a FIFO; only a regular file is XML NCCL reads.
+  const int fd = ::open(value.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  struct stat st {};
+  const int open_errno = errno;
+  const bool regular = fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  if (fd >= 0) ::close(fd);
+  if (regular) {
+    c.status = SettingStatus::ok;
+    c.selected = {value};
+    return c;
+  }
+  c.status = SettingStatus::unreadable;
+  const char* what = fd >= 0                ? "is not a regular file"
+                     : open_errno == ENOENT ? "does not exist on this host"
+                                            : "cannot be read on this host";
+  c.detail = fmt::format("{}: NCCL ignores it (an INFO line only) and detects the topology "
+                         "itself",
+                         what);
+  return c;
+}
+
+DeviceSettingCheck check_nvidia_visible_devices(const std::string& value, const GpuFacts& facts,
+                                                bool container) {
+  DeviceSettingCheck c = check_of("NVIDIA_VISIBLE_DEVICES", value);
+  const std::string v = lower_ascii(trim(value));
+  if (v == "all") {
+    c.status = SettingStatus::ok;
+    return c;
+  }
+  // "none": the driver but no GPU; "void" or empty: the runtime does not act at all.
+  if (v == "none" || v == "void" || v.empty()) {
+    if (!container) {
+      unknown(&c, "its effect", "only the container runtime reads it, and this is no container");
+      return c;
+    }
+    c.status = SettingStatus::no_device;
+    c.detail = "gives this container no GPU: CUDA finds no device";
+    return c;
+  }
+  // In a container the runtime has applied it already (it refuses to start one with a GPU it
+  // does not know), and its indices are the host's, not the container's.
+  if (container) {
+    c.status = SettingStatus::ok;
+    return c;
+  }
+  c = check_cuda_visible_devices(value, facts);
+  c.variable = "NVIDIA_VISIBLE_DEVICES";
+  if (c.status == SettingStatus::too_many)
+    c.detail = fmt::format("names a GPU beyond the {} usable GPUs this host has: the container "
+                           "runtime refuses to start a container with it",
+                           std::count_if(facts.devices.begin(), facts.devices.end(),
+                                         [](const GpuDevice& g) { return g.excluded != "yes"; }));
+  return c;
+}
+
+namespace {
+
+// The environment wins; nccl.conf fills in what it does not set (NCCL's order).
+struct Settings {
+  const std::map<std::string, std::string>& env;
+  const std::map<std::string, std::string>& conf;
+  bool get(const char* name, std::string* value, std::string* source) const {
     if (auto e = env.find(name); e != env.end()) {
       *value = e->second;
       *source = "environment";
       return true;
     }
-    if (auto f = nccl_conf.find(name); f != nccl_conf.end()) {
+    if (auto f = conf.find(name); f != conf.end()) {
       *value = f->second;
       *source = "nccl.conf";
       return true;
     }
     return false;
-  };
-  std::string value, source, family, ignored;
-  if (!setting("NCCL_SOCKET_FAMILY", &family, &ignored)) family.clear();
-  if (setting("NCCL_SOCKET_IFNAME", &value, &source)) {
-    out.push_back(check_socket_ifname(value, family, devices.interfaces));
-    out.back().source = source;
   }
+  std::string value(const char* name) const {
+    std::string v, ignored;
+    return get(name, &v, &ignored) ? v : "";
+  }
+};
+
+void add(std::vector<DeviceSettingCheck>* out, DeviceSettingCheck c, const std::string& source) {
+  c.source = source;
+  out->push_back(std::move(c));
+}
+
+// An image's setting (--root): what it names is on the nodes, where it is checked.
+DeviceSettingCheck on_the_nodes(const char* variable, const std::string& value) {
+  DeviceSettingCheck c = check_of(variable, value);
+  unknown(&c, "the devices it names", "it is checked on the nodes, not in an image");
+  return c;
+}
+
+}  // namespace
+
+std::vector<DeviceSettingCheck> check_device_settings(
+    const std::map<std::string, std::string>& env,
+    const std::map<std::string, std::string>& nccl_conf, const DevicesInfo& devices,
+    const SettingHost& host) {
+  std::vector<DeviceSettingCheck> out;
+  const Settings s{env, nccl_conf};
+  const bool live = devices.status != FactStatus::not_probed;
+  std::string value, source;
+  if (s.get("NCCL_SOCKET_IFNAME", &value, &source))
+    add(&out, check_socket_ifname(value, s.value("NCCL_SOCKET_FAMILY"), devices.interfaces),
+        source);
   // With the IB transport off, NCCL_IB_HCA names nothing NCCL will look for.
-  std::string ib_disable, net;
-  const bool ib_off = (setting("NCCL_IB_DISABLE", &ib_disable, &ignored) && !ib_disable.empty() &&
-                       ib_disable != "0") ||
-                      (setting("NCCL_NET", &net, &ignored) && lower_ascii(net) == "socket");
-  if (!ib_off && setting("NCCL_IB_HCA", &value, &source)) {
-    out.push_back(check_ib_hca(value, devices.rdma));
-    out.back().source = source;
-  }
+  const std::string ib_disable = s.value("NCCL_IB_DISABLE");
+  const bool ib_disabled = !ib_disable.empty() && ib_disable != "0";
+  const std::string net = s.value("NCCL_NET");
+  const bool ib_off = ib_disabled || lower_ascii(net) == "socket";
+  if (!ib_off && s.get("NCCL_IB_HCA", &value, &source))
+    add(&out, check_ib_hca(value, devices.rdma), source);
+  if (s.get("NCCL_NET", &value, &source))
+    add(&out,
+        live ? check_nccl_net(value, devices.rdma, s.value("NCCL_IB_HCA"), ib_disabled,
+                              host.net_plugin)
+             : on_the_nodes("NCCL_NET", value),
+        source);
+  if (s.get("NCCL_TOPO_FILE", &value, &source)) add(&out, check_topo_file(value, live), source);
   if (auto e = env.find("CUDA_VISIBLE_DEVICES"); e != env.end())
     out.push_back(check_cuda_visible_devices(e->second, devices.gpus));
+  // The runtime reads the process's environment only: nccl.conf does not set it.
+  if (auto e = env.find("NVIDIA_VISIBLE_DEVICES"); e != env.end())
+    out.push_back(live ? check_nvidia_visible_devices(e->second, devices.gpus, host.container)
+                       : on_the_nodes("NVIDIA_VISIBLE_DEVICES", e->second));
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "probe/isolated_call.h"
 #include "probe/loader.h"
 #include "probe/probe_context.h"
 #include "probe/version_call.h"
@@ -40,9 +41,21 @@ struct LibraryProbe {
 
 // Follows `res` through the steps above; `version_symbol` names an `int f(int*)` entry point
 // to call in the child, or nullptr for a library that is only ever read (no trust check: nothing
-// is loaded). `untrusted` may be null. Never throws; every failure is a step.
+// is loaded). `untrusted` may be null. The call is made in a child of its own, unless
+// ctx.prefetched holds its answer for this file and symbol (a child that had other work made
+// it: probe/device_probe.h). Never throws; every failure is a step.
 LibraryProbe probe_library(const ProbeContext& ctx, const Resolution& res,
                            const char* version_symbol, std::vector<std::string>* untrusted);
+
+// probe_library's steps before the call: true when `version_symbol` may be called (lp->host
+// names the file to load), false with lp's step saying why not.
+bool prepare_library_call(const ProbeContext& ctx, const Resolution& res,
+                          const char* version_symbol, std::vector<std::string>* untrusted,
+                          LibraryProbe* lp);
+
+// What a child that ran call_version_function() for the library answers, into lp (called, or
+// isolation_failed with why).
+void take_version_answer(const IsolatedResult& r, double timeout_seconds, LibraryProbe* lp);
 
 // The child's answer on the pipe and back: a VersionCall survives the round trip exactly (any
 // bytes in the path and the error). decode returns false for text encode did not make (a child

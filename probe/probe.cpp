@@ -8,6 +8,7 @@
 #include "probe/device_probe.h"
 #include "probe/device_settings.h"
 #include "probe/jax_probe.h"
+#include "probe/library_probe.h"
 #include "probe/loader_check.h"
 #include "probe/nccl_probe.h"
 #include "probe/plugin_probe.h"
@@ -38,7 +39,9 @@ namespace {
 // would, and as root only from a path no other user can write (trust.h), like every library the
 // probe loads.
 DeviceRoots device_roots(const ProbeContext& ctx, const ProbeOptions& o, const FsView& fs) {
-  DeviceRoots roots{o.proc_root, o.sys_root, "", ""};
+  DeviceRoots roots;
+  roots.proc = o.proc_root;
+  roots.sys = o.sys_root;
   if (!o.nvml) {
     roots.nvml_why = "NVML is not asked (ProbeOptions::nvml)";
     return roots;
@@ -57,20 +60,21 @@ DeviceRoots device_roots(const ProbeContext& ctx, const ProbeOptions& o, const F
   return roots;
 }
 
-}  // namespace
+// The driver's library when its version call may be made (found, and as root trusted): the
+// device child makes it, so a GPU node forks once for both.
+void add_driver_call(const ProbeContext& ctx, DeviceRoots* roots) {
+  LibraryProbe lp;
+  const Resolution res = resolve_library(ctx.loader, kDriverLibrary, Requester{});
+  if (!prepare_library_call(ctx, res, kDriverVersionSymbol, nullptr, &lp)) return;
+  roots->driver = lp.host;
+  roots->driver_symbol = kDriverVersionSymbol;
+}
 
-RankRecord probe_rank(const ProbeOptions& o) {
-  auto step = [&o](const char* what) {
-    if (o.on_step) o.on_step(what);
-  };
-  step("reading the loader configuration (LD_PRELOAD, /etc/ld.so.cache)");
-  const bool image = !(o.root.empty() || o.root == "/");
+// What every step knows of the probed process (probe_context.h), for a live process or an image.
+ProbeContext make_context(const ProbeOptions& o, const FsView& fs, const TreeArch& arch,
+                          bool image) {
   ProbeContext ctx;
   ctx.env = o.env;
-  FsView fs{image ? o.root : "/"};
-  // The target's machine decides the loader's rules; when it cannot be known the record says so
-  // and nothing is judged against a guessed machine (decide_tree_arch).
-  TreeArch arch = decide_tree_arch(fs, image ? o.arch : "");
   ctx.loader = make_loader_env(fs, env_value(ctx, "LD_PRELOAD"),
                                env_value(ctx, "LD_LIBRARY_PATH"),
                                arch.status == TreeArchStatus::ok ? arch.machine : 0);
@@ -79,17 +83,25 @@ RankRecord probe_rank(const ProbeOptions& o) {
   ctx.step_timeout = o.step_timeout;
   ctx.site_packages = o.site_packages;
   ctx.kernel_version_files = image ? std::vector<std::string>{} : o.kernel_version_files;
-  // The device files and NVML are read by a child from the start, beside the rest of the probe:
-  // the fork and a driver slow to answer then cost the probe little (finished at the end).
-  DeviceRead devices;
-  if (!image) devices = start_device_read(device_roots(ctx, o, fs));
+  return ctx;
+}
 
-  RankRecord r;
+// The device files, NVML and the driver's version call are read by a child from the start,
+// beside the rest of the probe: the fork and a driver slow to answer then cost the probe little.
+DeviceRead start_devices(const ProbeContext& ctx, const ProbeOptions& o, const FsView& fs) {
+  DeviceRoots roots = device_roots(ctx, o, fs);
+  add_driver_call(ctx, &roots);
+  return start_device_read(roots);
+}
+
+// Where the record comes from: the probe's version, live or an image, its architecture, and for
+// an image the name findings give it.
+void fill_origin(const ProbeOptions& o, const TreeArch& arch, bool image, RankRecord* out) {
+  RankRecord& r = *out;
   r.probe_version = probe_version();
   r.mode = image ? "static" : "live";
-  if (image) r.root = o.root;
-  fill_identity(ctx, &r);
   if (image) {
+    r.root = o.root;
     r.arch = arch.status == TreeArchStatus::ok ? arch.name : "";
     r.arch_source = arch.source;
     // run_single refuses a contradiction or an unsupported machine with exit 2 before probing.
@@ -108,6 +120,27 @@ RankRecord probe_rank(const ProbeOptions& o) {
     r.host = kImageHostPrefix + (o.image_name.empty() ? o.root : o.image_name);
     r.container = true;
   }
+}
+
+}  // namespace
+
+RankRecord probe_rank(const ProbeOptions& o) {
+  auto step = [&o](const char* what) {
+    if (o.on_step) o.on_step(what);
+  };
+  step("reading the loader configuration (LD_PRELOAD, /etc/ld.so.cache)");
+  const bool image = !(o.root.empty() || o.root == "/");
+  FsView fs{image ? o.root : "/"};
+  // The target's machine decides the loader's rules; when it cannot be known the record says so
+  // and nothing is judged against a guessed machine (decide_tree_arch).
+  TreeArch arch = decide_tree_arch(fs, image ? o.arch : "");
+  ProbeContext ctx = make_context(o, fs, arch, image);
+  DeviceRead devices;
+  if (!image) devices = start_devices(ctx, o, fs);
+
+  RankRecord r;
+  fill_identity(ctx, &r);
+  fill_origin(o, arch, image, &r);
   if (ctx.loader.cache.status == LdCacheStatus::malformed)
     r.probe_errors.push_back(fmt::format("{}: {}", host_path(fs, "/etc/ld.so.cache"),
                                          ctx.loader.cache.error));
@@ -134,6 +167,11 @@ RankRecord probe_rank(const ProbeOptions& o) {
       ctx, sites, tp.effective.method == "static" ? tp.effective : NcclInfo{},
       &r.foreign_libraries);
   step("the CUDA driver (libcuda.so.1, the kernel module)");
+  // The device child made the driver's call: its answer is needed now.
+  if (!devices.driver.empty()) {
+    r.devices = finish_device_read(&devices, o.step_timeout);
+    ctx.prefetched.push_back({devices.driver, devices.driver_symbol, devices.driver_answer});
+  }
   r.cuda_driver = probe_cuda_driver(ctx, &r.untrusted_libraries);
   // The emulation checked against the real loader for what was loaded live.
   if (loader_check_possible(ctx)) {
@@ -158,9 +196,11 @@ RankRecord probe_rank(const ProbeOptions& o) {
     r.devices = devices_not_probed();
   } else {
     step("the devices (GPUs, RDMA devices, GPUDirect, NVSwitch)");
-    r.devices = finish_device_read(&devices, o.step_timeout);
+    if (devices.driver.empty()) r.devices = finish_device_read(&devices, o.step_timeout);
   }
-  r.devices.settings = check_device_settings(o.env, r.nccl_conf, r.devices);
+  r.devices.settings = check_device_settings(
+      o.env, r.nccl_conf, r.devices,
+      SettingHost{r.container, r.net_plugin.status == PluginStatus::ok});
   return r;
 }
 

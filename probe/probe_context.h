@@ -6,12 +6,21 @@
 #include <string>
 #include <vector>
 
+#include "probe/isolated_call.h"
 #include "probe/loader.h"
 #include "probe/nccl_literals.h"
 
 namespace denpex {
 
 using Environment = std::map<std::string, std::string>;
+
+// A version call already made in a child that had other work (the device child calls the
+// driver's, so a GPU node forks once for both): `answer` is that child's result for it.
+struct PrefetchedCall {
+  std::string host;    // the file loaded, as this process opens it
+  std::string symbol;  // "cuDriverGetVersion"
+  IsolatedResult answer;
+};
 
 struct ProbeContext {
   Environment env;                 // the probed process's environment
@@ -24,6 +33,7 @@ struct ProbeContext {
                                                    "/proc/driver/nvidia/version"};
   // A cache, not state: what a file's literal says does not change within one probe.
   mutable NcclLiterals nccl_literals;
+  std::vector<PrefetchedCall> prefetched;  // probe_library takes these instead of forking
 };
 
 // Value of `name` in `env`, or "" when unset (a variable set to "" reads the same). The one

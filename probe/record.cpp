@@ -74,6 +74,7 @@ const char* to_string(SettingStatus s) {
     case SettingStatus::no_device: return "no-device";
     case SettingStatus::ports_down: return "ports-down";
     case SettingStatus::too_many: return "too-many";
+    case SettingStatus::unreadable: return "unreadable";
     case SettingStatus::unknown: return "unknown";
   }
   return "unknown";
@@ -146,6 +147,21 @@ void put_nccl_wheels(json& j, const std::vector<NcclWheel>& wheels) {
 // Interfaces are identities as a whole (names and addresses differ between hosts set up alike):
 // only their status is in the configuration. Of a setting's check, what it is and how it fares
 // are; its value (per rank) and what it selects (per host) are not.
+// ECC, row remapping, NVLink and the fabric of one GPU: what is unknown is left out, so a
+// record of a probe that did not read them reads back the same.
+void put_nvml_health(json& e, const NvmlGpu& g) {
+  put(e, "ecc", g.ecc);
+  if (g.ecc_uncorrected >= 0) e["ecc_uncorrected"] = g.ecc_uncorrected;
+  put(e, "retired_pending", g.retired_pending);
+  put(e, "remap_pending", g.remap_pending);
+  if (g.remap_failed) e["remap_failed"] = true;
+  if (g.nvlink_links > 0) {
+    e["nvlink_links"] = g.nvlink_links;
+    e["nvlink_up"] = g.nvlink_up;
+  }
+  put(e, "fabric", g.fabric);
+}
+
 void put_nvml(json& j, const NvmlFacts& n, bool identities) {
   json o = {{"status", to_string(n.status)}};
   put(o, "why", n.why);
@@ -158,9 +174,12 @@ void put_nvml(json& j, const NvmlFacts& n, bool identities) {
       put(e, "compute_mode", g.compute_mode);
       put(e, "mig", g.mig);
       if (g.lost) e["lost"] = true;
+      if (identities) put(e, "bus_location", g.bus_location);
+      put_nvml_health(e, g);
       list.push_back(std::move(e));
     }
     o["gpus"] = std::move(list);
+    if (identities && !n.unmatched.empty()) o["unmatched"] = n.unmatched;
   }
   j["nvml"] = std::move(o);
 }
@@ -520,9 +539,47 @@ std::vector<std::string> dstrings(const json& o, const char* key, const std::str
 SettingStatus setting_status(const json& o, const std::string& where) {
   const std::string s = dstr(o, "status", where);
   for (SettingStatus v : {SettingStatus::ok, SettingStatus::no_device, SettingStatus::ports_down,
-                          SettingStatus::too_many, SettingStatus::unknown})
+                          SettingStatus::too_many, SettingStatus::unreadable,
+                          SettingStatus::unknown})
     if (s == to_string(v)) return v;
   throw std::runtime_error("unknown " + where + ".status \"" + s + "\"");
+}
+
+// NVLink has at most NVML_NVLINK_MAX_LINKS (36) links per GPU today; a count is bounded well
+// past that, and a forged negative count refused.
+constexpr long long kMaxNvlinks = 1024;
+
+// integer() with the key's path in the refusal, as the devices object's other refusals give it.
+long long dinteger(const json& o, const char* key, long long dflt, long long lo, long long hi,
+                   const std::string& where) {
+  if (!o.contains(key) || o.at(key).is_null()) return dflt;
+  const json& v = o.at(key);
+  const bool in_range = (v.is_number_unsigned() && v.get<unsigned long long>() <=
+                                                       static_cast<unsigned long long>(hi)) ||
+                        (v.is_number_integer() && !v.is_number_unsigned() &&
+                         v.get<long long>() >= lo && v.get<long long>() <= hi);
+  if (!in_range)
+    throw std::runtime_error("\"" + where + "." + key + "\" is not an integer in [" +
+                             std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return integer(o, key, dflt, lo, hi);
+}
+
+NvmlGpu nvml_gpu_from(const json& e, const std::string& ew) {
+  NvmlGpu g;
+  g.name = dstr(e, "name", ew);
+  g.compute_mode = dstr(e, "compute_mode", ew);
+  g.mig = dstr(e, "mig", ew);
+  g.lost = dbool(e, "lost", ew);
+  g.bus_location = dstr(e, "bus_location", ew);
+  g.ecc = dstr(e, "ecc", ew);
+  g.ecc_uncorrected = dinteger(e, "ecc_uncorrected", -1, -1, LLONG_MAX, ew);
+  g.retired_pending = dstr(e, "retired_pending", ew);
+  g.remap_pending = dstr(e, "remap_pending", ew);
+  g.remap_failed = dbool(e, "remap_failed", ew);
+  g.nvlink_links = static_cast<int>(dinteger(e, "nvlink_links", 0, 0, kMaxNvlinks, ew));
+  g.nvlink_up = static_cast<int>(dinteger(e, "nvlink_up", 0, 0, g.nvlink_links, ew));
+  g.fabric = dstr(e, "fabric", ew);
+  return g;
 }
 
 void nvml_from(const json& j, DevicesInfo* d) {
@@ -537,10 +594,10 @@ void nvml_from(const json& j, DevicesInfo* d) {
     for (std::size_t i = 0; i < list->size(); ++i) {
       const std::string ew = w + ".gpus[" + std::to_string(i) + "]";
       const json& e = dobject(list->at(i), ew);
-      d->nvml.gpus.push_back({dstr(e, "name", ew), dstr(e, "compute_mode", ew),
-                              dstr(e, "mig", ew), dbool(e, "lost", ew)});
+      d->nvml.gpus.push_back(nvml_gpu_from(e, ew));
     }
   }
+  d->nvml.unmatched = dstrings(*n, "unmatched", w);
 }
 
 void interfaces_and_settings_from(const json& j, DevicesInfo* d) {

@@ -226,14 +226,17 @@ struct GpuDirectFacts {
   std::string version;  // /sys/module/<module>/version; "" when the module has none
 };
 
-// NVSwitch devices the driver lists (/proc/driver/nvidia-nvswitch/devices/*). The fabric
-// manager's state is in no file the probe reads: "unknown" until something tells it.
+// NVSwitch devices the driver lists (/proc/driver/nvidia-nvswitch/devices/*), and the fabric
+// manager's work as NVML's fabric state of the GPUs tells it: "ready" (every GPU that has a
+// fabric registered), "not-ready" (a GPU's registration not started, in progress or failed:
+// CUDA fails with error 802, "system not yet initialized"), "unknown" (NVML not read, or no GPU
+// with a fabric state: GPUs before Hopper, systems without an NVLink fabric).
 struct NvSwitchFacts {
   FactStatus status = FactStatus::unknown;
   std::string why;
   int count = 0;
   std::string fabric_manager = "unknown";
-  std::string fabric_manager_why;
+  std::string fabric_manager_why;  // for every state but ready
 };
 
 // One GPU as NVML (libnvidia-ml.so.1) answers for it, by NVML index.
@@ -243,6 +246,21 @@ struct NvmlGpu {
                              // "" when unknown
   std::string mig;           // "enabled", "disabled"; "" where MIG is not supported
   bool lost = false;         // nvmlDeviceGetHandleByIndex_v2 answered GPU_IS_LOST
+  std::string bus_location;  // identity: nvmlDeviceGetPciInfo_v3's bus id in the procfs form
+                             // ("0000:0a:00.0"), to match the driver's GPUs; out of the digest
+  std::string ecc;           // nvmlDeviceGetEccMode's current mode: "enabled", "disabled";
+                             // "" where the GPU has no ECC or it could not be read
+  long long ecc_uncorrected = -1;  // volatile uncorrected ECC errors since the driver loaded
+                                   // (nvmlDeviceGetTotalEccErrors); -1 unknown
+  std::string retired_pending;     // nvmlDeviceGetRetiredPagesPendingStatus: "yes", "no"; ""
+                                   // where not supported (Ampere and later remap rows instead)
+  std::string remap_pending;       // nvmlDeviceGetRemappedRows: "yes", "no"; "" unsupported
+  bool remap_failed = false;       // a row remapping failed in the past
+  int nvlink_links = 0;            // NVLink links that answered nvmlDeviceGetNvLinkState
+  int nvlink_up = 0;               // of them, active
+  std::string fabric;  // nvmlDeviceGetGpuFabricInfoV's probe state: "not-started",
+                       // "in-progress", "completed", or "failed: <NVML error>" (completed with
+                       // an error status); "" where the GPU has no fabric to register with
 };
 
 // NVML's view, read in the same isolated child as the driver's files: ok (`gpus` by index),
@@ -253,6 +271,10 @@ struct NvmlFacts {
   std::string why;
   std::string library;  // the file loaded (identity: out of the digest)
   std::vector<NvmlGpu> gpus;
+  // Bus locations of the driver's GPUs (procfs) that no GPU NVML answered for is at: where NVML
+  // reports a GPU lost, which one it is (identities: out of the digest). Empty when every GPU
+  // matched or NVML gives no bus locations.
+  std::vector<std::string> unmatched;
 };
 
 // A network interface as getifaddrs() gives it (identities: out of the digest, as interface
@@ -273,9 +295,11 @@ struct InterfaceFacts {
 //   ok          it selects something NCCL or CUDA can use (or it is not in force)
 //   no_device   it names nothing this host has (no interface, no HCA)
 //   ports_down  NCCL_IB_HCA names HCAs here, but none of their named ports is ACTIVE
-//   too_many    CUDA_VISIBLE_DEVICES names a GPU this host does not have
+//   too_many    CUDA_VISIBLE_DEVICES or NVIDIA_VISIBLE_DEVICES names a GPU this host does not
+//               have
+//   unreadable  NCCL_TOPO_FILE names a file that is not there or cannot be read here
 //   unknown     the facts it is checked against could not be read; never judged
-enum class SettingStatus { ok, no_device, ports_down, too_many, unknown };
+enum class SettingStatus { ok, no_device, ports_down, too_many, unreadable, unknown };
 
 // One setting checked on this host. `variable`, `status` and `detail` are in the digest (hosts
 // where the same setting fails alike share a configuration); `value` and `selected` are not:
@@ -301,8 +325,8 @@ struct DevicesInfo {
   NvSwitchFacts nvswitch;
   NvmlFacts nvml;
   InterfaceFacts interfaces;
-  // NCCL_SOCKET_IFNAME, NCCL_IB_HCA and CUDA_VISIBLE_DEVICES where set, checked against the
-  // facts above (probe/device_settings.h).
+  // NCCL_SOCKET_IFNAME, NCCL_IB_HCA, NCCL_NET, NCCL_TOPO_FILE, CUDA_VISIBLE_DEVICES and
+  // NVIDIA_VISIBLE_DEVICES where set, checked against the facts above (probe/device_settings.h).
   std::vector<DeviceSettingCheck> settings;
 };
 

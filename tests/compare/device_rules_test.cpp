@@ -334,7 +334,14 @@ namespace {
 // h100_host with NVML's answers: `mig` and `mode` on every GPU, `lost` of them lost.
 DevicesInfo with_nvml(DevicesInfo d, const char* mig, const char* mode, int lost) {
   d.nvml.status = FactStatus::ok;
-  for (int i = 0; i < 8; ++i) d.nvml.gpus.push_back({"NVIDIA H100 80GB HBM3", mode, mig, i < lost});
+  for (int i = 0; i < 8; ++i) {
+    NvmlGpu g;
+    g.name = "NVIDIA H100 80GB HBM3";
+    g.compute_mode = mode;
+    g.mig = mig;
+    g.lost = i < lost;
+    d.nvml.gpus.push_back(g);
+  }
   return d;
 }
 
@@ -363,4 +370,115 @@ TEST_CASE("NVML's facts: MIG on one host is an error, another compute mode a war
   CHECK(lost[0].severity == Severity::error);
   CHECK(lost[0].message == "node4 has 1 GPU lost (NVML: GPU is lost)");
   CHECK(found.size() == 3);
+}
+
+namespace {
+
+// with_nvml's healthy host with what NVML tells of memory, NVLink and the fabric: ECC on, no
+// error, 18 of 18 links up, the fabric registered.
+DevicesInfo healthy_nvml(int host) {
+  DevicesInfo d = with_nvml(h100_host(host), "disabled", "default", 0);
+  for (auto& g : d.nvml.gpus) {
+    g.ecc = "enabled";
+    g.ecc_uncorrected = 0;
+    g.remap_pending = "no";
+    g.nvlink_links = g.nvlink_up = 18;
+    g.fabric = "completed";
+  }
+  d.nvswitch.fabric_manager = "ready";
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("NVML's health facts: a uniform cluster of them gives no finding") {
+  CHECK(device_findings(cluster(4, 2, healthy_nvml)).empty());
+}
+
+TEST_CASE("ECC off on one host is a warning, pending errors an error, NVLink down a warning") {
+  auto records = cluster(6, 1, [](int h) {
+    DevicesInfo d = healthy_nvml(h);
+    if (h == 2) d.nvml.gpus[3].ecc = "disabled";
+    if (h == 3) d.nvml.gpus[0].ecc_uncorrected = 2;
+    if (h == 4) {
+      d.nvml.gpus[1].remap_pending = "yes";
+      d.nvml.gpus[5].remap_failed = true;
+    }
+    if (h == 5) d.nvml.gpus[7].nvlink_up = 16;
+    return d;
+  });
+  auto found = device_findings(records);
+  auto ecc = with_code(found, "gpu-ecc-mode-mismatch");
+  REQUIRE(ecc.size() == 1);
+  CHECK(ecc[0].severity == Severity::warning);
+  CHECK(ecc[0].message == "node2 has ECC disabled + enabled, where node[1,3-6] have ECC enabled");
+  auto pending = with_code(found, "gpu-ecc-errors-pending");
+  REQUIRE(pending.size() == 2);
+  CHECK(pending[0].severity == Severity::error);
+  CHECK(pending[0].message == "node3 has 1 GPU with volatile uncorrected ECC errors (NVML)");
+  CHECK(pending[1].message ==
+        "node4 has 2 GPUs with a failed row remapping, rows pending remapping (NVML)");
+  auto links = with_code(found, "nvlink-down");
+  REQUIRE(links.size() == 1);
+  CHECK(links[0].severity == Severity::warning);
+  CHECK(links[0].message ==
+        "node5 has 142 of 144 NVLink links active, where node[1-4,6] have 144 of 144 NVLink "
+        "links active");
+  CHECK(found.size() == 4);
+}
+
+TEST_CASE("more NVLink links up on one host is no finding; a host without NVLink takes no part") {
+  auto records = cluster(5, 1, [](int h) {
+    DevicesInfo d = healthy_nvml(h);
+    if (h <= 3) d.nvml.gpus[0].nvlink_up = 17;  // the majority has one down: the odd host has more
+    if (h == 4)
+      for (auto& g : d.nvml.gpus) g.nvlink_links = g.nvlink_up = 0;
+    return d;
+  });
+  CHECK(with_code(device_findings(records), "nvlink-down").empty());
+  // A host with a GPU fewer has fewer links, none of them down: not an NVLink finding.
+  records = cluster(3, 1, [](int h) {
+    DevicesInfo d = healthy_nvml(h);
+    if (h == 3) d.nvml.gpus.pop_back();
+    return d;
+  });
+  CHECK(with_code(device_findings(records), "nvlink-down").empty());
+}
+
+TEST_CASE("fabric-manager-not-ready: a host whose GPUs' fabric registration is not complete") {
+  auto records = cluster(4, 2, [](int h) {
+    DevicesInfo d = healthy_nvml(h);
+    if (h >= 3) {
+      d.nvswitch.fabric_manager = "not-ready";
+      d.nvswitch.fabric_manager_why = "GPU fabric registration not-started";
+    }
+    return d;
+  });
+  const Finding f = only(device_findings(records), "fabric-manager-not-ready");
+  CHECK(f.severity == Severity::error);
+  CHECK(f.hosts == std::vector<std::string>{"node3", "node4"});
+  CHECK(f.ranks == std::vector<int>{4, 5, 6, 7});
+  CHECK(f.message == "node[3-4] have GPU fabric registration not-started (NVML: the fabric manager "
+                     "is not running, has not finished, or failed)");
+  CHECK(f.verify.text == "mpirun -np 2 -H node3:1,node4:1 --map-by ppr:1:node denpex-probe");
+}
+
+TEST_CASE("a baseline pins ECC and NVLink; a host alone is judged against it, and alone for its errors") {
+  std::vector<ConfigGroup> good = group_records(cluster(1, 1, healthy_nvml));
+  const auto pins = device_pins(good[0]);
+  CHECK(pins.at("gpu_ecc") == "enabled");
+  CHECK(pins.at("nvlink") == "144 of 144");
+  Baseline b;
+  b.devices = pins;
+  auto odd = cluster(1, 1, [](int h) {
+    DevicesInfo d = healthy_nvml(h);
+    for (auto& g : d.nvml.gpus) g.ecc = "disabled";
+    d.nvml.gpus[2].nvlink_up = 0;
+    d.nvml.gpus[2].retired_pending = "yes";
+    return d;
+  });
+  std::vector<Finding> out;
+  device_rules(group_records(odd), &b, &out);
+  CHECK(codes(out) == std::vector<std::string>{"gpu-ecc-errors-pending", "gpu-ecc-mode-mismatch",
+                                               "nvlink-down"});
 }

@@ -97,3 +97,35 @@ TEST_CASE("unknown facts and working settings give no finding") {
   });
   CHECK(findings_of(records).empty());
 }
+
+TEST_CASE("NCCL_NET, NVIDIA_VISIBLE_DEVICES and NCCL_TOPO_FILE failing on a host give their codes") {
+  auto records = cluster(4, [](int h) {
+    std::vector<DeviceSettingCheck> c;
+    c.push_back(check("NCCL_NET", "IB", h == 2 ? SettingStatus::no_device : SettingStatus::ok,
+                      h == 2 ? "names IB where no RDMA port NCCL would take is ACTIVE" : ""));
+    c.push_back(check("NCCL_TOPO_FILE", "/etc/topo.xml",
+                      h == 3 ? SettingStatus::unreadable : SettingStatus::ok,
+                      h == 3 ? "does not exist on this host" : ""));
+    if (h == 4)
+      c.push_back(check("NVIDIA_VISIBLE_DEVICES", "void", SettingStatus::no_device,
+                        "gives this container no GPU: CUDA finds no device"));
+    return c;
+  });
+  auto found = findings_of(records);
+  REQUIRE(found.size() == 3);
+  auto net = with_code(found, "nccl-net-unavailable");
+  REQUIRE(net.size() == 1);
+  CHECK(net[0].severity == Severity::error);
+  CHECK(net[0].hosts == std::vector<std::string>{"node2"});
+  auto topo = with_code(found, "nccl-topo-file-unreadable");
+  REQUIRE(topo.size() == 1);
+  CHECK(topo[0].severity == Severity::warning);
+  CHECK(topo[0].message == "ranks 4-5 on node3: NCCL_TOPO_FILE=/etc/topo.xml does not exist on "
+                           "this host, where it is read on node[1-2,4]");
+  CHECK(topo[0].expected == "NCCL_TOPO_FILE naming a file the host has");
+  auto nvd = with_code(found, "container-visible-devices-unmatched");
+  REQUIRE(nvd.size() == 1);
+  CHECK(nvd[0].severity == Severity::error);
+  CHECK(nvd[0].verify.text ==
+        "mpirun -np 1 -H node4:1 --map-by ppr:1:node -x NVIDIA_VISIBLE_DEVICES denpex-probe");
+}

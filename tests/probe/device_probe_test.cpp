@@ -407,3 +407,93 @@ TEST_CASE("probe_rank finds NVML the way the loader would (LD_LIBRARY_PATH)") {
   r = probe_rank(o);
   CHECK(r.devices.nvml.why == "no libnvidia-ml.so.1 resolves in this environment");
 }
+
+TEST_CASE("NVML's health: ECC, pending retirements and remappings, NVLink, the fabric, bus ids") {
+  Scratch s;
+  // The H100 tree's GPUs are at 0000:0a:00.0 and 0000:18:00.0; NVML answers for the first only
+  // (the second is lost), by NVML's 8-digit domain in upper case.
+  NvmlGpusFile gpus(s,
+                    "NVIDIA H100 80GB HBM3\t0\t0\t0\tbus=00000000:0A:00.0\tecc=1\tecc_unc=3\t"
+                    "remap=1\tnvlink=17/18\tfabric=1\n"
+                    "NVIDIA H100 80GB HBM3\t0\t0\t1\n");
+  DeviceRoots roots = roots_of("h100");
+  roots.nvml = kStandinNvml;
+  DevicesInfo d = probe_devices(roots, 5.0);
+  REQUIRE(d.nvml.status == FactStatus::ok);
+  REQUIRE(d.nvml.gpus.size() == 2);
+  const NvmlGpu& g = d.nvml.gpus[0];
+  CHECK(g.bus_location == "0000:0a:00.0");
+  CHECK(g.ecc == "enabled");
+  CHECK(g.ecc_uncorrected == 3);
+  CHECK(g.retired_pending.empty());  // NOT_SUPPORTED: remapped rows instead, as on Ampere+
+  CHECK(g.remap_pending == "yes");
+  CHECK(g.nvlink_links == 18);
+  CHECK(g.nvlink_up == 17);
+  CHECK(g.fabric == "not-started");
+  CHECK(d.nvml.unmatched == std::vector<std::string>{"0000:18:00.0"});
+  CHECK(d.nvswitch.fabric_manager == "not-ready");
+  CHECK(d.nvswitch.fabric_manager_why == "GPU fabric registration not-started");
+
+  // The fabric registered, or failed with a status; no fabric state at all stays unknown.
+  NvmlGpusFile done(s, "NVIDIA H100 80GB HBM3\t0\t0\t0\tfabric=3/0\n");
+  CHECK(probe_devices(roots, 5.0).nvswitch.fabric_manager == "ready");
+  NvmlGpusFile failed(s, "NVIDIA H100 80GB HBM3\t0\t0\t0\tfabric=3/9\n");
+  d = probe_devices(roots, 5.0);
+  CHECK(d.nvswitch.fabric_manager == "not-ready");
+  CHECK(d.nvswitch.fabric_manager_why == "GPU fabric registration failed: Driver Not Loaded (9)");
+  NvmlGpusFile none(s, "NVIDIA H100 80GB HBM3\t0\t0\t0\n");
+  d = probe_devices(roots, 5.0);
+  CHECK(d.nvswitch.fabric_manager == "unknown");
+  CHECK(d.nvml.gpus[0].ecc_uncorrected == -1);
+  CHECK(d.nvml.gpus[0].nvlink_links == 0);
+  CHECK(d.nvml.unmatched.empty());  // no bus ids from NVML: nothing to match
+
+  // Through the record and back; the bus location and the unmatched list stay out of the digest.
+  RankRecord a;
+  a.devices = probe_devices(roots, 5.0);
+  a.devices.nvml.gpus[0].ecc_uncorrected = 3;
+  a.devices.nvml.gpus[0].remap_failed = true;
+  RankRecord b = a;
+  b.devices.nvml.gpus[0].bus_location = "0000:99:00.0";
+  b.devices.nvml.unmatched = {"0000:18:00.0"};
+  CHECK(configuration_digest(a) == configuration_digest(b));
+  nlohmann::json j = b;
+  RankRecord back;
+  std::string error;
+  REQUIRE(record_from_json(j, &back, &error));
+  CHECK(nlohmann::json(back) == j);
+  j["devices"]["nvml"]["gpus"][0]["nvlink_up"] = 40;  // more up than it has links
+  CHECK_FALSE(record_from_json(j, &back, &error));
+  CHECK(error.find("\"devices.nvml.gpus[0].nvlink_up\" is not an integer in [0, 0]") !=
+        std::string::npos);
+}
+
+TEST_CASE("on a GPU node the device child makes the driver's version call too: one fork") {
+  using denpex_test::standin;
+  Scratch s;
+  NvmlGpusFile gpus(s, "NVIDIA H100 80GB HBM3\t0\t0\t0\n");
+  ProbeOptions o =
+      options_with({{"LD_LIBRARY_PATH", standin("cuda-550.54.15") + ":" + standin("nvml")}});
+  o.nvml = true;
+  o.proc_root = kFixtures + "/h100/proc";
+  o.sys_root = kFixtures + "/h100/sys";
+  RankRecord r = probe_rank(o);
+  CHECK(r.cuda_driver.status == DriverStatus::ok);
+  CHECK(r.cuda_driver.cuda_version == "12.4");  // the stand-in's answer, through the child
+  CHECK(r.cuda_driver.cuda_version_from == "cuDriverGetVersion");
+  CHECK(r.devices.gpus.status == FactStatus::ok);
+  CHECK(r.devices.nvml.status == FactStatus::ok);
+
+  // A driver call that never returns: the shared child is cut off at the deadline, and both
+  // the driver and the facts it was reading say so (the facts it had read go with it).
+  o.env["LD_LIBRARY_PATH"] = standin("cuda-hang") + ":" + standin("nvml");
+  o.step_timeout = 0.5;
+  const double t0 = monotonic_seconds();
+  r = probe_rank(o);
+  CHECK(monotonic_seconds() - t0 < 3.0);
+  CHECK(r.cuda_driver.status == DriverStatus::error);
+  CHECK(r.cuda_driver.error.find("did not return") != std::string::npos);
+  CHECK(r.devices.gpus.status == FactStatus::unknown);
+  CHECK(r.devices.gpus.why.find("and calling the driver's library after them") !=
+        std::string::npos);
+}

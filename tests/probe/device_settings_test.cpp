@@ -125,6 +125,87 @@ TEST_CASE("the environment wins over nccl.conf; unset settings give no check") {
   CHECK(check_device_settings({}, {}, d).empty());
   // The IB transport off: NCCL_IB_HCA is not looked at.
   CHECK(check_device_settings({{"NCCL_IB_HCA", "mlx5_1"}, {"NCCL_IB_DISABLE", "1"}}, {}, d).empty());
-  CHECK(check_device_settings({{"NCCL_IB_HCA", "mlx5_1"}, {"NCCL_NET", "socket"}}, {}, d).empty());
-  CHECK(check_device_settings({{"NCCL_IB_HCA", "mlx5_1"}, {"NCCL_NET", "IB"}}, {}, d).size() == 1);
+  checks = check_device_settings({{"NCCL_IB_HCA", "mlx5_1"}, {"NCCL_NET", "socket"}}, {}, d);
+  REQUIRE(checks.size() == 1);  // NCCL_NET alone: Socket is always there
+  CHECK(checks[0].variable == "NCCL_NET");
+  CHECK(checks[0].status == SettingStatus::ok);
+  // NCCL_NET=IB with NCCL_IB_HCA naming only a port that is down: NCCL has no network at all.
+  checks = check_device_settings({{"NCCL_IB_HCA", "mlx5_1"}, {"NCCL_NET", "IB"}}, {}, d);
+  REQUIRE(checks.size() == 2);
+  CHECK(checks[0].status == SettingStatus::ports_down);
+  CHECK(checks[1].variable == "NCCL_NET");
+  CHECK(checks[1].status == SettingStatus::no_device);
+}
+
+TEST_CASE("NCCL_NET: IB needs an ACTIVE port NCCL would take; a plugin's name needs a plugin") {
+  const RdmaFacts hcas = host_hcas();
+  CHECK(check_nccl_net("IB", hcas, "", false, false).status == SettingStatus::ok);
+  CHECK(check_nccl_net("ib", hcas, "", false, false).selected ==
+        std::vector<std::string>{"mlx5_0:1"});
+  CHECK(check_nccl_net("IB", hcas, "=mlx5_1", false, false).status == SettingStatus::no_device);
+  DeviceSettingCheck off = check_nccl_net("IB", hcas, "", true, false);
+  CHECK(off.status == SettingStatus::no_device);
+  CHECK(off.detail.find("NCCL_IB_DISABLE") != std::string::npos);
+  RdmaFacts none;
+  none.status = FactStatus::absent;
+  CHECK(check_nccl_net("IB", none, "", false, false).status == SettingStatus::no_device);
+  RdmaFacts unread;  // unknown: never judged
+  CHECK(check_nccl_net("IB", unread, "", false, false).status == SettingStatus::unknown);
+  CHECK(check_nccl_net("Socket", none, "", false, false).status == SettingStatus::ok);
+  CHECK(check_nccl_net("AWS Libfabric", hcas, "", false, false).status == SettingStatus::no_device);
+  CHECK(check_nccl_net("AWS Libfabric", hcas, "", false, true).status == SettingStatus::unknown);
+}
+
+TEST_CASE("NCCL_TOPO_FILE: a file that is not there, or not a file, is unreadable") {
+  CHECK(check_topo_file("/proc/self/status", true).status == SettingStatus::ok);
+  DeviceSettingCheck missing = check_topo_file("/nonexistent/topo.xml", true);
+  CHECK(missing.status == SettingStatus::unreadable);
+  CHECK(missing.detail.rfind("does not exist on this host", 0) == 0);
+  CHECK(check_topo_file("/", true).detail.rfind("is not a regular file", 0) == 0);
+  CHECK(check_topo_file("/nonexistent/topo.xml", false).status == SettingStatus::unknown);
+  DevicesInfo d;
+  auto checks = check_device_settings({}, {{"NCCL_TOPO_FILE", "/nonexistent/topo.xml"}}, d);
+  REQUIRE(checks.size() == 1);
+  CHECK(checks[0].source == "nccl.conf");
+  CHECK(checks[0].status == SettingStatus::unreadable);
+}
+
+TEST_CASE("NVIDIA_VISIBLE_DEVICES: the container runtime's all, none, void, indices and UUIDs") {
+  const GpuFacts two = host_gpus(2);
+  CHECK(check_nvidia_visible_devices("all", two, true).status == SettingStatus::ok);
+  for (const char* none : {"none", "void", "", "NONE"}) {
+    INFO(none);
+    CHECK(check_nvidia_visible_devices(none, two, true).status == SettingStatus::no_device);
+    // Outside a container only the runtime reads it: not judged.
+    CHECK(check_nvidia_visible_devices(none, two, false).status == SettingStatus::unknown);
+  }
+  // In a container the indices are the host's, and the runtime has applied them already.
+  CHECK(check_nvidia_visible_devices("6,7", two, true).status == SettingStatus::ok);
+  DeviceSettingCheck beyond = check_nvidia_visible_devices("0,2", two, false);
+  CHECK(beyond.variable == "NVIDIA_VISIBLE_DEVICES");
+  CHECK(beyond.status == SettingStatus::too_many);
+  CHECK(beyond.detail.find("refuses to start") != std::string::npos);
+  CHECK(check_nvidia_visible_devices("GPU-3291dfa4-fcc4-0110-615b-c894a0d7c681", two, false).status ==
+        SettingStatus::ok);
+  DevicesInfo d;
+  d.gpus = two;
+  // Only the process's environment: nccl.conf does not set it.
+  CHECK(check_device_settings({}, {{"NVIDIA_VISIBLE_DEVICES", "none"}}, d, {true, false}).empty());
+  auto checks = check_device_settings({{"NVIDIA_VISIBLE_DEVICES", "void"}}, {}, d, {true, false});
+  REQUIRE(checks.size() == 1);
+  CHECK(checks[0].status == SettingStatus::no_device);
+}
+
+TEST_CASE("an image's NCCL_NET, NCCL_TOPO_FILE and NVIDIA_VISIBLE_DEVICES are checked on the nodes") {
+  DevicesInfo image;
+  image.status = FactStatus::not_probed;
+  auto checks = check_device_settings(
+      {{"NCCL_NET", "AWS Libfabric"}, {"NCCL_TOPO_FILE", "/nonexistent.xml"},
+       {"NVIDIA_VISIBLE_DEVICES", "void"}},
+      {}, image, {true, false});
+  REQUIRE(checks.size() == 3);
+  for (const auto& c : checks) {
+    INFO(c.variable);
+    CHECK(c.status == SettingStatus::unknown);
+  }
 }
