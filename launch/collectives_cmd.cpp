@@ -62,7 +62,10 @@ CollectivesInputs read_inputs(const std::vector<std::string>& paths, const evide
       out.error = kind.message;
       return out;
     }
-    if (evidence::is_recorder(kind.kind))
+    if (evidence::is_own_report(kind.kind))
+      fmt::print(stderr, "denpex-probe collectives: skipped {}: a {} (an output of an earlier run), not an input\n",
+                 line(f), evidence::to_string(kind.kind));
+    else if (evidence::is_recorder(kind.kind))
       recorded->push_back(std::move(kind));
     else
       files.push_back(f);

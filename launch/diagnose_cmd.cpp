@@ -4,7 +4,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 
@@ -14,6 +13,7 @@
 #include "collect/saved_reports.h"
 #include "compare/terminal_text.h"
 #include "diagnose/diagnosis.h"
+#include "diagnose/verify_lines.h"
 #include "evidence/classify.h"
 #include "evidence/collective_trace.h"
 #include "evidence/input_source.h"
@@ -35,15 +35,6 @@ namespace {
 namespace fs = std::filesystem;
 constexpr int kExitCannotJudge = 2;
 
-
-// A saved rank record or cluster report (denpex-probe --rank-report / --json): JSON from byte 1.
-bool is_json(const std::string& path) {
-  std::ifstream in(path);
-  char c = 0;
-  while (in.get(c) && (c == ' ' || c == '\n' || c == '\t' || c == '\r')) {
-  }
-  return c == '{';
-}
 
 // Collective-call evidence carries file and line only (the line text is not kept while
 // streaming): fetch those lines now, one pass per file.
@@ -67,7 +58,12 @@ void fill_evidence_text(diag::Diagnosis* d, const evidence::DecodeLimits& decode
     for (auto& e : x.evidence)
       if (e.text.empty()) {
         auto it = got.find({e.file, e.line});
-        e.text = it != got.end() ? it->second : "(line not kept: read from standard input)";
+        // Only standard input cannot be read twice; evidence without a line is a whole input (a
+        // recorder's trace or dump), and a file changed since it was read may have lost the line.
+        e.text = it != got.end()  ? it->second
+                 : e.file == "-"  ? "(line not kept: read from standard input)"
+                 : e.line <= 0    ? "(the input as a whole)"
+                                  : "(line not found again: the file changed since it was read)";
       }
 }
 
@@ -92,6 +88,7 @@ std::vector<diag::DxFinding> recorder_findings(evidence::RecorderEvidence* rec) 
 // What the inputs gave: the logs read into `reader`, and the inputs its readers do not take.
 struct Inputs {
   diag::LogReader reader;
+  std::vector<std::string> notes;  // stderr lines about the inputs, printed with the report (redacted with it)
   std::vector<CommSequence> traced;
   std::vector<std::string> saved;
   std::vector<evidence::ClassifiedInput> recorded;
@@ -118,13 +115,19 @@ bool read_input(const std::string& f, const DiagnoseOptions& o, Inputs* in) {
     fmt::print(stderr, "denpex-probe diagnose: {}\n", line(kind.message));
     return false;
   }
+  // A report or page of an earlier run written into the log folder: not evidence of the job.
+  if (evidence::is_own_report(kind.kind)) {
+    in->notes.push_back(fmt::format("denpex-probe diagnose: skipped {}: a {} (an output of an earlier run), not an input",
+                                    f, evidence::to_string(kind.kind)));
+    return true;
+  }
   if (evidence::is_recorder(kind.kind)) {
     in->recorded.push_back(std::move(kind));
     in->reader.files.push_back(f);
     return true;
   }
   bool trace = f != "-" && file_is_collective_trace(f);
-  if (f != "-" && !trace && is_json(f)) {
+  if (!trace && kind.kind == evidence::InputKind::other_json) {
     in->saved.push_back(f);  // judged below by the live gate's rules, as `compare` would
     in->reader.files.push_back(f);
     return true;
@@ -170,8 +173,8 @@ bool read_input(const std::string& f, const DiagnoseOptions& o, Inputs* in) {
 // records go where the logs' do; their findings are returned for the diagnosis.
 evidence::RecorderEvidence add_recorders(const DiagnoseOptions& o, Inputs* in) {
   evidence::RecorderEvidence rec = evidence::read_recorders(in->recorded, o.decode);
-  for (const auto& p : rec.problems) fmt::print(stderr, "denpex-probe diagnose: {}\n", line(p));
-  for (const auto& w : rec.warnings) fmt::print(stderr, "denpex-probe diagnose: {}\n", line(w));
+  for (const auto& p : rec.problems) in->notes.push_back("denpex-probe diagnose: " + p);
+  for (const auto& w : rec.warnings) in->notes.push_back("denpex-probe diagnose: " + w);
   diag::LogReader& r = in->reader;
   r.coll.sequences.insert(r.coll.sequences.end(), rec.sequences.begin(), rec.sequences.end());
   for (const auto& c : rec.cuts) r.cuts.push_back(evidence::CutInput{c, evidence::When{}, false});
@@ -189,18 +192,19 @@ int run(const DiagnoseOptions& o) {
   std::string error;
   std::vector<std::string> skipped;
   std::vector<std::string> files = input_files(o.paths, DirectoryWalk::recursive, &error, &skipped);
-  for (const auto& s : skipped) fmt::print(stderr, "denpex-probe diagnose: skipped {}\n", line(s));
   if (!error.empty()) {
+    for (const auto& s : skipped) fmt::print(stderr, "denpex-probe diagnose: skipped {}\n", line(s));
     fmt::print(stderr, "denpex-probe diagnose: {}\n", line(error));
     return kExitCannotJudge;
   }
   Inputs in;
+  for (const auto& s : skipped) in.notes.push_back("denpex-probe diagnose: skipped " + s);
   for (const auto& f : files)
     if (!read_input(f, o, &in)) return kExitCannotJudge;
   diag::LogReader& reader = in.reader;
   reader.finish();
   // The logs cut short are said here, as the recorders' are among their problems.
-  for (const auto& c : reader.cuts) fmt::print(stderr, "denpex-probe diagnose: {}\n", line(c.cut.message));
+  for (const auto& c : reader.cuts) in.notes.push_back("denpex-probe diagnose: " + c.cut.message);
   reader.coll.sequences.insert(reader.coll.sequences.end(), in.traced.begin(), in.traced.end());
   evidence::RecorderEvidence rec = add_recorders(o, &in);
   diag::Diagnosis d = diag::diagnose(reader);
@@ -216,11 +220,13 @@ int run(const DiagnoseOptions& o) {
   fill_evidence_text(&d, o.decode);
   restore_evidence_lines(&d, o.decode);
   shape_for_ticket(&d);
+  diag::settle_verify_lines(&d, o.paths);
 
-  int written = emit_report(o.output, diag::diagnosis_json(d, reader), o.quiet ? "" : diag::render_diagnosis(d, reader));
+  ReportOutput out = o.output;
+  out.notes_before = std::move(in.notes);
+  if (d.exit_code == kExitCannotJudge) out.notes_after.push_back("denpex-probe diagnose: could not decide: " + d.inconclusive);
+  int written = emit_report(out, diag::diagnosis_json(d, reader), o.quiet ? "" : diag::render_diagnosis(d, reader));
   if (written != 0) return written;
-  if (d.exit_code == kExitCannotJudge)
-    fmt::print(stderr, "denpex-probe diagnose: could not decide: {}\n", line(d.inconclusive));
   return d.exit_code;
 }
 
