@@ -22,6 +22,7 @@
 #include "evidence/recorders.h"
 #include "launch/diagnose_ticket.h"
 #include "launch/input_paths.h"
+#include "report/redact.h"
 
 namespace denpex {
 
@@ -34,6 +35,14 @@ namespace {
 
 namespace fs = std::filesystem;
 constexpr int kExitCannotJudge = 2;
+
+// The one line that ends a run before any report: with --redact, redacted by what it names
+// itself (the report that would teach the mapping was never made).
+void fatal(const DiagnoseOptions& o, const std::string& message) {
+  std::string text = "denpex-probe diagnose: " + message;
+  if (o.output.redact) text = Redactor().apply(text);
+  fmt::print(stderr, "{}\n", line(text));
+}
 
 
 // Collective-call evidence carries file and line only (the line text is not kept while
@@ -112,7 +121,7 @@ bool read_input(const std::string& f, const DiagnoseOptions& o, Inputs* in) {
     return true;
   }
   if (kind.kind == evidence::InputKind::unreadable) {
-    fmt::print(stderr, "denpex-probe diagnose: {}\n", line(kind.message));
+    fatal(o, kind.message);
     return false;
   }
   // A report or page of an earlier run written into the log folder: not evidence of the job.
@@ -135,7 +144,7 @@ bool read_input(const std::string& f, const DiagnoseOptions& o, Inputs* in) {
   if (trace) {
     CollectiveInput t = read_collective_trace(f);
     if (t.status != CollectiveInput::Status::ok) {
-      fmt::print(stderr, "denpex-probe diagnose: {}: {}\n", line(f), line(t.error));
+      fatal(o, f + ": " + t.error);
       return false;
     }
     in->reader.files.push_back(f);
@@ -148,7 +157,7 @@ bool read_input(const std::string& f, const DiagnoseOptions& o, Inputs* in) {
     return true;
   }
   if (opened.status != evidence::OpenedInput::Status::ok) {
-    fmt::print(stderr, "denpex-probe diagnose: {}\n", line(opened.message));
+    fatal(o, opened.message);
     return false;
   }
   // Standard input is told by content as a file is (open_input sniffed it): a pickle is a
@@ -163,7 +172,7 @@ bool read_input(const std::string& f, const DiagnoseOptions& o, Inputs* in) {
     return false;
   }
   if (!in->reader.read(opened.source.get(), f, &error)) {
-    fmt::print(stderr, "denpex-probe diagnose: {}: {}\n", line(f), line(error));
+    fatal(o, f + ": " + error);
     return false;
   }
   return true;
@@ -193,8 +202,8 @@ int run(const DiagnoseOptions& o) {
   std::vector<std::string> skipped;
   std::vector<std::string> files = input_files(o.paths, DirectoryWalk::recursive, &error, &skipped);
   if (!error.empty()) {
-    for (const auto& s : skipped) fmt::print(stderr, "denpex-probe diagnose: skipped {}\n", line(s));
-    fmt::print(stderr, "denpex-probe diagnose: {}\n", line(error));
+    for (const auto& s : skipped) fatal(o, "skipped " + s);
+    fatal(o, error);
     return kExitCannotJudge;
   }
   Inputs in;
@@ -212,7 +221,7 @@ int run(const DiagnoseOptions& o) {
   if (!in.saved.empty()) {
     SavedJob job = load_saved_job(in.saved, 0);
     if (job.status != SavedStatus::ok) {
-      fmt::print(stderr, "denpex-probe diagnose: {}\n", line(job.error));
+      fatal(o, job.error);
       return kExitCannotJudge;
     }
     diag::add_findings(&d, diag::judge_saved_records(job.groups, in.saved));
