@@ -150,6 +150,8 @@ const char* to_string(InputKind k) {
   return "unreadable";
 }
 
+bool read_as_written(const std::string& encoding) { return encoding == "text" || encoding == "denpex-trace"; }
+
 bool is_own_report(InputKind k) { return k == InputKind::denpex_report || k == InputKind::denpex_page; }
 
 bool is_recorder(InputKind k) {

@@ -36,6 +36,10 @@ ClassifiedInput classify(const std::string& path, const DecodeLimits& limits = D
 // The same on a decoded start already read (tests; callers that opened the input themselves).
 InputKind classify_head(const std::string& head, const std::string& encoding);
 
+// True when an input of `encoding` is read as the file holds it (text, or a trace's binary ring),
+// not through a decompressor: what the readers that open the file themselves can take.
+bool read_as_written(const std::string& encoding);
+
 // True for the project's own reports and pages (skipped as inputs).
 bool is_own_report(InputKind k);
 

@@ -135,7 +135,8 @@ bool read_input(const std::string& f, const DiagnoseOptions& o, Inputs* in) {
     in->reader.files.push_back(f);
     return true;
   }
-  bool trace = f != "-" && file_is_collective_trace(f);
+  // A recorder trace as written (read from the file itself: a compressed copy reads as text).
+  bool trace = kind.kind == evidence::InputKind::recorder_trace && evidence::read_as_written(kind.encoding);
   if (!trace && kind.kind == evidence::InputKind::other_json) {
     in->saved.push_back(f);  // judged below by the live gate's rules, as `compare` would
     in->reader.files.push_back(f);
