@@ -1,5 +1,6 @@
 #include "compare/shell_command.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include <nlohmann/json.hpp>
@@ -70,6 +71,58 @@ CommandStatus make_command(std::vector<std::string> argv, ShellCommand* out, std
   }
   out->argv = std::move(argv);
   out->text = std::move(text);
+  return CommandStatus::ok;
+}
+
+namespace {
+
+bool variable_name(const std::string& name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  for (unsigned char c : name)
+    if (!(std::isalnum(c) || c == '_')) return false;
+  return true;
+}
+
+}  // namespace
+
+CommandStatus make_command_with(std::vector<std::pair<std::string, std::string>> vars, std::vector<std::string> argv,
+                                ShellCommand* out, std::string* bad_word) {
+  *out = ShellCommand{};
+  if (argv.empty()) return CommandStatus::empty;
+  std::string head;
+  auto bad = [&](const std::string& w) {
+    if (bad_word) *bad_word = terminal_text(w);
+    return CommandStatus::unsafe;
+  };
+  for (const auto& [name, value] : vars) {
+    std::optional<std::string> q = shell_quote(value);
+    if (!variable_name(name) || !q) return bad(name + "=" + value);
+    head += name + "=" + (value.empty() ? std::string("''") : *q) + "\n";
+  }
+  // "$NAME" words are put aside so the renderer quotes the rest as it always does.
+  std::vector<std::string> plain = argv;
+  std::vector<size_t> refs;
+  for (size_t i = 0; i < plain.size(); ++i) {
+    if (plain[i].size() < 2 || plain[i][0] != '$') continue;
+    std::string name = plain[i].substr(1);
+    bool known = std::any_of(vars.begin(), vars.end(), [&](const auto& v) { return v.first == name; });
+    if (!known) return bad(plain[i]);
+    plain[i] = "@@denpex-var-" + std::to_string(i) + "@@";
+    refs.push_back(i);
+  }
+  ShellCommand body;
+  CommandStatus st = make_command(plain, &body, bad_word);
+  if (st != CommandStatus::ok) return st;
+  std::string text = body.text;
+  // The placeholders are plain words: put each reference back where it stood.
+  for (auto it = refs.rbegin(); it != refs.rend(); ++it) {
+    std::string mark = "@@denpex-var-" + std::to_string(*it) + "@@";
+    size_t at = text.rfind(mark);
+    if (at != std::string::npos) text.replace(at, mark.size(), "\"" + argv[*it] + "\"");
+  }
+  out->argv = std::move(argv);
+  out->vars = std::move(vars);
+  out->text = head + text;
   return CommandStatus::ok;
 }
 
@@ -159,7 +212,13 @@ std::optional<std::vector<std::string>> shell_words(std::string_view text) {
 }
 
 nlohmann::json command_json(const ShellCommand& c) {
-  return {{"text", c.text}, {"argv", c.argv.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.argv)}};
+  nlohmann::json j = {{"text", c.text}, {"argv", c.argv.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.argv)}};
+  if (!c.vars.empty()) {
+    nlohmann::json v = nlohmann::json::object();
+    for (const auto& [name, value] : c.vars) v[name] = value;
+    j["vars"] = v;
+  }
+  return j;
 }
 
 }  // namespace denpex

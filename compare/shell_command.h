@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -19,7 +20,12 @@ struct ShellCommand {
   // Empty when `text` is prose for a person to complete ("<your launch command>"), not a
   // command that runs as pasted.
   std::vector<std::string> argv;
-  std::string text;  // what is printed: argv quoted for a POSIX shell, or the prose
+  // What only the user knows (their launch command, their site-packages), each set on its own
+  // line before the command (LAUNCH='torchrun ... train.py'), so the text still parses and a
+  // person edits one value instead of text inside the command. A word of argv that is "$NAME"
+  // for one of these is printed as "$NAME" in double quotes. Empty for most commands.
+  std::vector<std::pair<std::string, std::string>> vars;
+  std::string text;  // what is printed: the vars' lines, then argv quoted for a POSIX shell; or the prose
 };
 
 // `word` as one word of sh, bash or zsh: as it is when it is not empty and every byte is one of
@@ -42,6 +48,13 @@ enum class CommandStatus {
 // the first word that could not be quoted, escaped for display.
 CommandStatus make_command(std::vector<std::string> argv, ShellCommand* out, std::string* bad_word = nullptr);
 
+// The same with `vars` set on their own lines before it: each NAME must be a shell variable name
+// (letters, digits, '_', not starting with a digit) and each value is quoted as a word. Returns
+// unsafe (naming the word) for a bad name, a value or word that cannot be quoted, or a "$NAME"
+// word whose NAME is not among `vars`.
+CommandStatus make_command_with(std::vector<std::pair<std::string, std::string>> vars, std::vector<std::string> argv,
+                                ShellCommand* out, std::string* bad_word = nullptr);
+
 // The command for `argv`, or a ShellCommand with argv empty and `fallback` as its text when argv
 // cannot be quoted safely (the fallback must be constant text, never a value from an input).
 ShellCommand command_or(std::vector<std::string> argv, const std::string& fallback);
@@ -58,7 +71,7 @@ ShellCommand authored_command(const std::string& text, const std::string& record
 // the renderer never writes). Never throws.
 std::optional<std::vector<std::string>> shell_words(std::string_view text);
 
-// {"text": ..., "argv": [...] or null} for a JSON report.
+// {"text": ..., "argv": [...] or null} for a JSON report, and "vars": {NAME: value} when it has any.
 nlohmann::json command_json(const ShellCommand& c);
 
 }  // namespace denpex

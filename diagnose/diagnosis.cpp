@@ -39,11 +39,15 @@ ShellCommand verify_of(const char* id) {
 }
 // Asked for when a finding needs it: a value at namespace scope would compile the whole signal
 // library when the program starts, in every mode (each gate rank included), not only diagnose.
-// Verify text a person completes (a placeholder for their own launch command): not a command.
-ShellCommand prose_command(const char* text) {
-  ShellCommand c;
-  c.text = text;
-  return c;
+// The job run again with `settings`, each process's NCCL log in its own file: the launch command
+// is the user's, a variable set on the line before it; the folder must exist before NCCL opens
+// files in it.
+void rerun_with_logs(DxFinding* x, std::vector<std::string> settings) {
+  settings.push_back("NCCL_DEBUG_FILE=nccl-logs/nccl.%h.%p.log");
+  for (const char* w : {"sh", "-c", "$LAUNCH"}) settings.push_back(w);
+  make_command_with({{"LAUNCH", "torchrun ... train.py"}}, settings, &x->verify);
+  x->verify_note = "set LAUNCH to the job's own launch command and create the folder nccl-logs (mkdir nccl-logs); "
+                   "after the run: denpex-probe diagnose nccl-logs";
 }
 ShellCommand collective_verify() { return verify_of("nccl.coll"); }
 const char* kCollectiveFix =
@@ -55,10 +59,22 @@ const char* kCollectiveFix =
 
 // The gate on the hosts the finding names (mpirun; the srun form works the same way).
 std::vector<DxFinding> judge_saved_records(const std::vector<ConfigGroup>& groups, const std::vector<std::string>& paths) {
+  std::vector<std::string> known;
+  for (const auto& g : groups)
+    for (const auto& h : g.hosts)
+      if (std::find(known.begin(), known.end(), h) == known.end()) known.push_back(h);
   std::vector<DxFinding> out;
   for (auto& f : judge(groups, {}, JudgeOptions{})) {
     DxFinding x;
-    set_gate_verify(&x, f.hosts);
+    // The records judged again once written anew where the fix was made: it fails on these and
+    // passes on the new ones (a warning fails only under --strict); the gate is the other way.
+    std::vector<std::string> argv = {"denpex-probe", "compare"};
+    if (f.severity != Severity::error) argv.push_back("--strict");
+    for (const auto& p : paths) argv.push_back(!p.empty() && p[0] == '-' ? "./" + p : p);
+    x.verify = command_or(argv, "denpex-probe compare on the records named above (a name cannot be put in a command)");
+    x.verify_or = gate_verify(f.hosts, known).verify;
+    x.verify_note = "after the fix, write the records again as they were written (denpex-probe --rank-report FILE on "
+                    "each node), then run this";
     for (const auto& p : paths)
       if (x.evidence.size() < 4) x.evidence.push_back(Evidence{p, 1, "saved rank record"});
     x.f = std::move(f);
@@ -67,25 +83,45 @@ std::vector<DxFinding> judge_saved_records(const std::vector<ConfigGroup>& group
   return out;
 }
 
-void set_gate_verify(DxFinding* x, const std::vector<std::string>& hosts) {
-  GateVerify g = gate_verify(hosts);
+void set_gate_verify(DxFinding* x, const std::vector<std::string>& hosts, const std::vector<std::string>& known) {
+  GateVerify g = gate_verify(hosts, known);
   x->verify = std::move(g.verify);
   x->verify_or = std::move(g.verify_or);
 }
 
-GateVerify gate_verify(const std::vector<std::string>& hosts) {
+namespace {
+
+// A host's name up to its first dot: "gpu-a17" and "gpu-a17.cluster.local" are one machine.
+std::string short_host(const std::string& h) { return h.substr(0, h.find('.')); }
+
+// The first host of `known` that is none of `odd` (by short name), or "".
+std::string agreeing_host(const std::vector<std::string>& odd, const std::vector<std::string>& known) {
+  for (const auto& k : known) {
+    bool named = std::any_of(odd.begin(), odd.end(), [&](const std::string& o) { return short_host(o) == short_host(k); });
+    if (!named) return k;
+  }
+  return "";
+}
+
+}  // namespace
+
+GateVerify gate_verify(const std::vector<std::string>& hosts, const std::vector<std::string>& known) {
   GateVerify g;
-  if (hosts.empty()) {
-    // No host is named: the same check on the job's own nodes, inside its allocation.
+  std::string reference = agreeing_host(hosts, known);
+  if (hosts.empty() || reference.empty()) {
+    // No host is named, or none that agreed: the same check on the job's own nodes, inside its
+    // allocation, where the odd nodes meet the others.
     g.verify = command_or({"srun", "--mpi=pmix", "--ntasks-per-node=1", "denpex-probe"}, "");
     g.verify_or = command_or({"mpirun", "--map-by", "ppr:1:node", "denpex-probe"}, "");
     return g;
   }
   // Host names come from the input (a log line, a saved rank record): they are words of the
   // command, quoted by the one renderer; a name that cannot be quoted safely gives no command.
-  std::string list = fmt::format("{}", fmt::join(hosts, ","));
+  std::vector<std::string> on = hosts;
+  on.push_back(reference);
+  std::string list = fmt::format("{}", fmt::join(on, ","));
   const std::string unsafe = "the gate on the hosts named above (a host name holds characters that cannot be put in a command)";
-  g.verify = command_or({"mpirun", "-np", std::to_string(hosts.size()), "-H", list, "--map-by", "ppr:1:node", "denpex-probe"},
+  g.verify = command_or({"mpirun", "-np", std::to_string(on.size()), "-H", list, "--map-by", "ppr:1:node", "denpex-probe"},
                         unsafe);
   if (!g.verify.argv.empty())
     g.verify_or = command_or({"srun", "--mpi=pmix", "-w", list, "--ntasks-per-node=1", "denpex-probe"}, "");
@@ -629,7 +665,8 @@ std::string settings_shown(const std::string& fix, const std::vector<Fact>& fact
   return shown.empty() ? "" : fmt::format(" (the input sets {})", fmt::join(shown, ", "));
 }
 
-DxFinding initiating_finding(const BlameResult& b, const std::vector<Fact>& facts) {
+DxFinding initiating_finding(const BlameResult& b, const std::vector<Fact>& facts,
+                             const std::vector<std::string>& known_hosts) {
   DxFinding d;
   Finding& f = d.f;
   const Party& p = b.initiating;
@@ -652,7 +689,7 @@ DxFinding initiating_finding(const BlameResult& b, const std::vector<Fact>& fact
     case Failure::Kind::nccl_warn:
       f.fix = "the NCCL error on this rank came first: check that every rank runs the same NCCL (the gate), then the "
               "network between the hosts; the other ranks failed because this one did";
-      set_gate_verify(&d, p.hosts);
+      set_gate_verify(&d, p.hosts, known_hosts);
       break;
     default:
       f.fix = fmt::format("fix the error raised on {} (the evidence lines); the other ranks failed only because it did",
@@ -674,7 +711,7 @@ DxFinding initiating_finding(const BlameResult& b, const std::vector<Fact>& fact
 }
 
 // A fault of the node or fabric that several processes met alike: named, nobody blamed.
-DxFinding alike_finding(const BlameResult& b, const std::vector<Fact>& facts) {
+DxFinding alike_finding(const BlameResult& b, const std::vector<Fact>& facts, const std::vector<std::string>& known_hosts) {
   DxFinding d;
   Finding& f = d.f;
   const Party& p = b.alike;
@@ -694,9 +731,28 @@ DxFinding alike_finding(const BlameResult& b, const std::vector<Fact>& facts) {
   d.evidence = p.evidence;
   f.fix = s ? s->fix + settings_shown(s->fix, facts) : "check the network fabric between these hosts";
   if (s) d.verify = evidence::verify_command(s->verify);
-  else set_gate_verify(&d, p.hosts);
+  else set_gate_verify(&d, p.hosts, known_hosts);
   return d;
 }
+
+}  // namespace
+
+std::vector<std::string> input_hosts(const LogReader& r) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  auto add = [&](const std::string& h) {
+    if (!h.empty() && seen.insert(h).second) out.push_back(h);
+  };
+  for (const auto& f : r.facts) add(f.who.host);
+  for (const auto& f : r.failures) add(f.who.host);
+  for (const auto& w : r.watch) add(w.who.host);
+  for (const auto& x : r.reported) add(x.who.host);
+  for (const auto& e : r.launcher) add(e.host);
+  for (const auto& s : r.coll.sequences) add(s.host);
+  return out;
+}
+
+namespace {
 
 void count_identities(const LogReader& r, int* nranks, int* nhosts) {
   std::set<std::string> ids, hosts;
@@ -731,11 +787,12 @@ void count_identities(const LogReader& r, int* nranks, int* nhosts) {
 // The environment facts judged across ranks; returns their error divergences.
 std::vector<Divergence> environment_findings(const LogReader& r, std::vector<DxFinding>* out) {
   std::vector<Divergence> environment;
+  const std::vector<std::string> known = input_hosts(r);
   for (auto& jf : judge_facts(r.facts)) {
     DxFinding x;
     x.f = std::move(jf.finding);
     x.evidence = std::move(jf.evidence);
-    set_gate_verify(&x, x.f.hosts);
+    set_gate_verify(&x, x.f.hosts, known);
     if (x.f.severity == Severity::error)
       environment.push_back(Divergence{x.f.ranks, x.f.hosts, jf.processes, x.f.message, x.evidence});
     out->push_back(std::move(x));
@@ -759,11 +816,12 @@ void ras_text_findings(const LogReader& r, std::vector<DxFinding>* out) {
 }
 
 void blame_findings(Diagnosis* d, const std::vector<Divergence>& divergences, const std::vector<Divergence>& environment,
-                    const std::vector<Fact>& facts) {
+                    const LogReader& r) {
   const BlameResult& b = d->blame;
+  const std::vector<Fact>& facts = r.facts;
   if (b.found && b.initiating.kind != Failure::Kind::never_joined && environment.empty())
-    d->findings.push_back(initiating_finding(b, facts));
-  if (!b.found && b.have_alike && environment.empty()) d->findings.push_back(alike_finding(b, facts));
+    d->findings.push_back(initiating_finding(b, facts, input_hosts(r)));
+  if (!b.found && b.have_alike && environment.empty()) d->findings.push_back(alike_finding(b, facts, input_hosts(r)));
   if (b.found && b.initiating.kind == Failure::Kind::never_joined && divergences.empty()) {
     // A desync report naming who never joined is a verdict of its own.
     DxFinding x;
@@ -793,7 +851,7 @@ void unused_input_findings(const LogReader& r, std::vector<DxFinding>* out) {
     x.f.fix = "pass the logs as the processes wrote them (NCCL_DEBUG_FILE=/path/nccl.%h.%p.log gives one unwrapped file "
               "per process) rather than a terminal copy";
     x.evidence = r.unreadable.samples;
-    x.verify = prose_command("NCCL_DEBUG=INFO NCCL_DEBUG_FILE=/tmp/nccl.%h.%p.log <your launch command>; then denpex-probe diagnose /tmp/nccl.*.log");
+    rerun_with_logs(&x, {"NCCL_DEBUG=INFO"});
     out->push_back(std::move(x));
   }
   for (const auto& st : r.coll.stats) {
@@ -815,7 +873,7 @@ void unused_input_findings(const LogReader& r, std::vector<DxFinding>* out) {
     x.f.fix = "write each process's log to its own file (NCCL_DEBUG_FILE=/path/nccl.%h.%p.log) so no line is lost";
     for (const auto& [fi, line] : st.lost_after)
       x.evidence.push_back(Evidence{static_cast<size_t>(fi) < r.files.size() ? r.files[static_cast<size_t>(fi)] : "", line, ""});
-    x.verify = prose_command("NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL NCCL_DEBUG_FILE=/tmp/nccl.%h.%p.log <your launch command>");
+    rerun_with_logs(&x, {"NCCL_DEBUG=INFO", "NCCL_DEBUG_SUBSYS=COLL"});
     out->push_back(std::move(x));
   }
 }
@@ -875,7 +933,10 @@ void set_verdict(Diagnosis* d, const LogReader& r, const WatchSummary& ws, const
   x.f.severity = Severity::warning;
   x.f.message = why;
   x.f.fix = why.substr(why.rfind(": ") == std::string::npos ? 0 : why.rfind(": ") + 2);
-  x.verify = prose_command("denpex-probe diagnose <every rank's log, the launcher's output>");
+  // "-" stands for the inputs read (verify_lines.h); what to add is a folder only the user knows.
+  make_command_with({{"MORE_LOGS", "folder-with-the-other-ranks-logs-and-the-launchers-output"}},
+                    {"denpex-probe", "diagnose", "-", "$MORE_LOGS"}, &x.verify);
+  x.verify_note = "set MORE_LOGS to a folder holding what the line above says to add, then run this";
   d->findings.push_back(std::move(x));
 }
 
@@ -899,7 +960,7 @@ Diagnosis diagnose(const LogReader& r) {
     d.blame.initiating = Party{};
     d.blame.withheld = past_cut;
   }
-  blame_findings(&d, divergences, environment, r.facts);
+  blame_findings(&d, divergences, environment, r);
   unused_input_findings(r, &d.findings);
   cut_findings(r, d.blame.withheld, &d.findings);
 
@@ -958,7 +1019,9 @@ json diagnosis_json(const Diagnosis& d, const LogReader& r) {
     f["evidence"] = evidence_json(x.evidence);
     f["verify"] = x.verify.text;
     f["verify_argv"] = command_json(x.verify)["argv"];
+    if (!x.verify.vars.empty()) f["verify_vars"] = command_json(x.verify)["vars"];
     if (!x.verify_or.text.empty()) f["verify_or"] = command_json(x.verify_or);
+    if (!x.verify_note.empty()) f["verify_note"] = x.verify_note;
     findings.push_back(f);
     (x.f.severity == Severity::error ? errors : warnings)++;
   }
@@ -1053,8 +1116,14 @@ std::string render_diagnosis(const Diagnosis& d, const LogReader& r) {
     if (!f.expected.empty()) out += fmt::format("  expected: {}\n", f.expected);
     if (!f.found.empty()) out += fmt::format("  found:    {}\n", f.found);
     for (const auto& e : x.evidence)
-      out += fmt::format("  evidence: {}:{}: {}\n", e.file, e.line, e.text);
-    out += fmt::format("  fix:    {}\n  verify: {}\n", f.fix, x.verify.text);
+      out += e.line > 0 ? fmt::format("  evidence: {}:{}: {}\n", e.file, e.line, e.text)
+                        : fmt::format("  evidence: {}: {}\n", e.file, e.text);
+    out += fmt::format("  fix:    {}\n", f.fix);
+    if (!x.verify_note.empty()) out += fmt::format("  note:   {}\n", x.verify_note);
+    // A command with variables set before it spans lines: each under the first.
+    std::string verify = x.verify.text;
+    replace_all(&verify, "\n", "\n          ");
+    out += fmt::format("  verify: {}\n", verify);
     if (!x.verify_or.text.empty()) out += fmt::format("      or: {}\n", x.verify_or.text);
   }
   out += fmt::format("\ninput: {} file{}, {} lines, {} records, {} collective calls, {} unreadable\n", r.files.size(),

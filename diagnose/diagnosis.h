@@ -23,6 +23,8 @@ struct DxFinding {
                                     // line (not kept in memory): fill_evidence_text() fetches it
   ShellCommand verify;              // a command that confirms the fix (compare/shell_command.h)
   ShellCommand verify_or;           // another form of it (srun for mpirun); text empty when none
+  std::string verify_note;          // prose on its own line beside verify: when and where to run it
+                                    // (after the job's rerun, on a saved copy of standard input); or ""
 };
 
 struct Diagnosis {
@@ -49,14 +51,22 @@ void add_findings(Diagnosis* d, std::vector<DxFinding> more);
 // rules as `compare` would, as findings whose evidence names the files. Never throws.
 std::vector<DxFinding> judge_saved_records(const std::vector<ConfigGroup>& groups, const std::vector<std::string>& paths);
 
+// Every host the input names (facts, failures, watchdog lines, launcher entries, call sequences),
+// each once, in the order first met.
+std::vector<std::string> input_hosts(const LogReader& r);
+
 // The gate on the hosts a finding names, as its `verify` command (mpirun) and the same under
 // srun. A host name that cannot be quoted safely into a command gives constant text with argv
 // empty instead: nothing from the input is printed as a command.
 struct GateVerify {
   ShellCommand verify, verify_or;
 };
-GateVerify gate_verify(const std::vector<std::string>& hosts);
-void set_gate_verify(DxFinding* x, const std::vector<std::string>& hosts);
+// `known` is every host the input names: one of them that the finding does not name (a host that
+// agreed) runs the gate beside the odd ones, since a gate on the odd hosts alone compares nothing
+// and would pass whether or not the fix worked. Without such a host the gate runs on the job's
+// whole allocation (srun/mpirun, one task per node).
+GateVerify gate_verify(const std::vector<std::string>& hosts, const std::vector<std::string>& known);
+void set_gate_verify(DxFinding* x, const std::vector<std::string>& hosts, const std::vector<std::string>& known);
 
 // The cluster report with the contract's diagnose additions, plus "inputs" (files, lines,
 // records, unreadable lines with samples, notes).

@@ -73,8 +73,16 @@ void cut_findings(const LogReader& r, const std::string& withheld, std::vector<D
   x.f.fix = fmt::format("for each input named: {}", what_to_do(r.cuts.front().cut));
   for (const CutInput& c : r.cuts)
     x.evidence.push_back(Evidence{c.cut.file, static_cast<long long>(c.cut.line), c.cut.message});
-  // A person checks the copy with the tool of its compression (gzip -t, zstd -t, xz -t).
-  x.verify.text = "gzip -t FILE (or zstd -t, xz -t: the tool of its compression)";
+  // The same inputs read again, once copied again or with the limit lifted (0 = none); "-"
+  // stands for the inputs this run was given (verify_lines.h).
+  std::vector<std::string> argv = {"denpex-probe", "diagnose"};
+  auto cut_by = [&](InputCut::Why why) {
+    return std::any_of(r.cuts.begin(), r.cuts.end(), [&](const CutInput& c) { return c.cut.why == why; });
+  };
+  if (cut_by(InputCut::Why::size_limit)) argv.insert(argv.end(), {"--max-decoded-size", "0"});
+  if (cut_by(InputCut::Why::ratio_limit)) argv.insert(argv.end(), {"--max-decoded-ratio", "0"});
+  argv.push_back("-");
+  x.verify = command_or(argv, "");
   out->push_back(std::move(x));
 }
 

@@ -369,20 +369,3 @@ CollectiveInput read_collective_trace(const std::string& path) {
 }
 
 }  // namespace denpex
-
-namespace denpex {
-
-bool file_is_collective_trace(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return false;
-  std::unique_ptr<evidence::ByteSource> src = evidence::stream_source(&f);
-  evidence::LineReader lines(src.get(), 4096);
-  std::string first;
-  bool cut = false;
-  if (!lines.next(&first, &cut) || cut) return false;
-  // A trace header of a schema this build does not know is still a trace: its reader names the
-  // versions it reads, where a log reader would only say it found nothing.
-  return is_collective_trace(first) || first.rfind("{\"schema\":\"denpex.trace", 0) == 0;
-}
-
-}  // namespace denpex

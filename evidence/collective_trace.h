@@ -14,10 +14,6 @@ namespace denpex {
 // rather than a log.
 bool is_collective_trace(const std::string& first_line);
 
-// True when the file at `path` starts with a trace header, of any denpex.trace version (reads at
-// most its first 4 KiB); false when it cannot be opened.
-bool file_is_collective_trace(const std::string& path);
-
 // Reads one trace file. status missing: cannot be opened; malformed: no valid header (v2: or a
 // control block that does not match it). Bad lines after a v1 header (e.g. the last line cut by a
 // kill) and v2 slots with an unknown operation are counted as unreadable, not fatal; v2 slots cut

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "compare/finding_codes.h"
+#include "evidence/log_reader.h"
 
 namespace denpex::evidence {
 
@@ -14,6 +15,8 @@ namespace {
 
 constexpr size_t kWidth = 100;    // text lines wrap here
 constexpr size_t kLabel = 14;     // the value column of "  label       value"
+// A line to explain is a paste, not a log: what is past this is not read.
+constexpr size_t kMaxExplainedBytes = 64 * 1024;
 
 // "  label       value", the value wrapped at kWidth with continuation lines under it. A word
 // longer than the line (a command, an example) is never broken.
@@ -259,6 +262,47 @@ Explanation explain(const std::string& name, const SignalTable& table) {
                        "lists them)\n",
                        name);
   e.json = {{"error", "unknown name"}, {"name", name}};
+  return e;
+}
+
+std::vector<const Signal*> signatures_reading(const std::string& text) {
+  // The engine itself, not the matcher alone: an NCCL line is matched in its record's scope
+  // after its header, a pasted line after its launcher prefix, as in a log.
+  LogReader reader;
+  reader.set_read_threads(1);
+  reader.read_text(text.size() > kMaxExplainedBytes ? text.substr(0, kMaxExplainedBytes) : text, "line");
+  reader.finish();
+  const SignalTable& table = builtin_signals();
+  std::vector<const Signal*> out;
+  for (size_t i = 0; i < reader.hits.size() && i < table.signals.size(); ++i)
+    if (reader.hits[i] > 0) out.push_back(&table.signals[i]);
+  return out;
+}
+
+bool looks_like_line(const std::string& name) {
+  // Names (ids, codes, families) are single words; a log line has words.
+  return name.find_first_of(" \t\n") != std::string::npos;
+}
+
+Explanation explain_line(const std::string& text, const SignalTable& table) {
+  Explanation e;
+  std::vector<const Signal*> sigs = table.error.empty() ? signatures_reading(text) : std::vector<const Signal*>{};
+  e.json = {{"line", text}, {"signatures", nlohmann::json::array()}};
+  if (sigs.empty()) {
+    e.status = ExplainStatus::unread;
+    e.text = "no signature of the signal library reads this line (denpex-probe explain lists them)\n";
+    e.json["error"] = "no signature reads this line";
+    return e;
+  }
+  e.status = ExplainStatus::line;
+  std::vector<std::string> ids;
+  for (const Signal* s : sigs) ids.push_back(s->id);
+  e.text = fmt::format("read by {}\n", fmt::join(ids, ", "));
+  for (const Signal* s : sigs) {
+    Explanation one = explain_signal(*s);
+    e.text += "\n" + one.text;
+    e.json["signatures"].push_back(one.json);
+  }
   return e;
 }
 

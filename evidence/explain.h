@@ -18,6 +18,8 @@ enum class ExplainStatus {
   code,       // NAME is a finding code (`collective-mismatch`)
   family,     // NAME is a family ("nccl"): its signatures listed
   index,      // no NAME: every id and code listed
+  line,       // NAME is a log line: the signatures the reading engine reads it with, each explained
+  unread,     // NAME is a log line that no signature reads: `text` says so
   unknown,    // NAME is none of these: `text` says so, with the nearest name when there is one
   table_error // the compiled-in signal table does not parse: `text` says where
 };
@@ -32,6 +34,19 @@ struct Explanation {
 // The answer for `name` ("" = the index) from `table`. Never fails: an unknown name is a
 // status, not an error.
 Explanation explain(const std::string& name, const SignalTable& table);
+
+// The signatures that read `text` (one log line, or a few pasted together) when it goes through
+// the reading engine as a log does (line repair, NCCL record headers, the family readers), each
+// once, in table order. Empty when none reads it. Never throws.
+std::vector<const Signal*> signatures_reading(const std::string& text);
+
+// Whether `name` is to be read as a log line rather than a name: it holds a space, a tab or a
+// line break (no id, code or family does).
+bool looks_like_line(const std::string& name);
+
+// The answer for a log line: every signature that reads it (explain_signal's text each, after a
+// line naming them), or status unread. The JSON is {"line": ..., "signatures": [...]}.
+Explanation explain_line(const std::string& text, const SignalTable& table);
 
 // Every name explain knows (ids, codes, families): the candidates for "did you mean".
 std::vector<std::string> explain_names(const SignalTable& table);

@@ -33,8 +33,9 @@ using nlohmann::json;
 constexpr int kExitPass = 0, kExitReject = 1, kExitCannotJudge = 2;
 
 
-CollectiveInput read_one(const std::string& f, int read_threads, const evidence::DecodeLimits& decode) {
-  if (f != "-" && file_is_collective_trace(f)) return read_collective_trace(f);
+// `trace`: classify() found a recorder trace as written (a compressed copy reads as a log).
+CollectiveInput read_one(const std::string& f, bool trace, int read_threads, const evidence::DecodeLimits& decode) {
+  if (trace) return read_collective_trace(f);
   return evidence::read_collective_log(f, read_threads, decode);
 }
 
@@ -52,27 +53,34 @@ CollectivesInputs read_inputs(const std::vector<std::string>& paths, const evide
   for (const auto& s : skipped) fmt::print(stderr, "denpex-probe collectives: skipped {}\n", line(s));
   if (!out.error.empty()) return out;
   std::vector<std::string> files;
+  std::vector<char> traces;
   for (const auto& f : all) {
     evidence::ClassifiedInput kind = evidence::classify(f, decode);
     if (kind.kind == evidence::InputKind::unreadable && kind.cut.why == evidence::InputCut::Why::damaged) {
       files.push_back(f);
+      traces.push_back(0);
       continue;
     }
     if (kind.kind == evidence::InputKind::unreadable) {
       out.error = kind.message;
       return out;
     }
-    if (evidence::is_recorder(kind.kind))
+    if (evidence::is_own_report(kind.kind))
+      fmt::print(stderr, "denpex-probe collectives: skipped {}: a {} (an output of an earlier run), not an input\n",
+                 line(f), evidence::to_string(kind.kind));
+    else if (evidence::is_recorder(kind.kind))
       recorded->push_back(std::move(kind));
-    else
+    else {
       files.push_back(f);
+      traces.push_back(kind.kind == evidence::InputKind::recorder_trace && evidence::read_as_written(kind.encoding));
+    }
   }
   out.files.resize(files.size());
   std::atomic<size_t> next{0};
   size_t cores = std::max(1u, std::thread::hardware_concurrency());
   int per_file = files.size() < cores ? 0 : 1;
   auto worker = [&] {
-    for (size_t i = next++; i < files.size(); i = next++) out.files[i] = read_one(files[i], per_file, decode);
+    for (size_t i = next++; i < files.size(); i = next++) out.files[i] = read_one(files[i], traces[i] != 0, per_file, decode);
   };
   size_t n = std::min(files.size(), cores);
   std::vector<std::thread> pool;

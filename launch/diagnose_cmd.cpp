@@ -4,7 +4,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 
@@ -14,6 +13,7 @@
 #include "collect/saved_reports.h"
 #include "compare/terminal_text.h"
 #include "diagnose/diagnosis.h"
+#include "diagnose/verify_lines.h"
 #include "evidence/classify.h"
 #include "evidence/collective_trace.h"
 #include "evidence/input_source.h"
@@ -22,6 +22,7 @@
 #include "evidence/recorders.h"
 #include "launch/diagnose_ticket.h"
 #include "launch/input_paths.h"
+#include "report/redact.h"
 
 namespace denpex {
 
@@ -35,15 +36,14 @@ namespace {
 namespace fs = std::filesystem;
 constexpr int kExitCannotJudge = 2;
 
-
-// A saved rank record or cluster report (denpex-probe --rank-report / --json): JSON from byte 1.
-bool is_json(const std::string& path) {
-  std::ifstream in(path);
-  char c = 0;
-  while (in.get(c) && (c == ' ' || c == '\n' || c == '\t' || c == '\r')) {
-  }
-  return c == '{';
+// The one line that ends a run before any report: with --redact, redacted by what it names
+// itself (the report that would teach the mapping was never made).
+void fatal(const DiagnoseOptions& o, const std::string& message) {
+  std::string text = "denpex-probe diagnose: " + message;
+  if (o.output.redact) text = Redactor().apply(text);
+  fmt::print(stderr, "{}\n", line(text));
 }
+
 
 // Collective-call evidence carries file and line only (the line text is not kept while
 // streaming): fetch those lines now, one pass per file.
@@ -67,7 +67,12 @@ void fill_evidence_text(diag::Diagnosis* d, const evidence::DecodeLimits& decode
     for (auto& e : x.evidence)
       if (e.text.empty()) {
         auto it = got.find({e.file, e.line});
-        e.text = it != got.end() ? it->second : "(line not kept: read from standard input)";
+        // Only standard input cannot be read twice; evidence without a line is a whole input (a
+        // recorder's trace or dump), and a file changed since it was read may have lost the line.
+        e.text = it != got.end()  ? it->second
+                 : e.file == "-"  ? "(line not kept: read from standard input)"
+                 : e.line <= 0    ? "(the input as a whole)"
+                                  : "(line not found again: the file changed since it was read)";
       }
 }
 
@@ -92,6 +97,7 @@ std::vector<diag::DxFinding> recorder_findings(evidence::RecorderEvidence* rec) 
 // What the inputs gave: the logs read into `reader`, and the inputs its readers do not take.
 struct Inputs {
   diag::LogReader reader;
+  std::vector<std::string> notes;  // stderr lines about the inputs, printed with the report (redacted with it)
   std::vector<CommSequence> traced;
   std::vector<std::string> saved;
   std::vector<evidence::ClassifiedInput> recorded;
@@ -115,16 +121,23 @@ bool read_input(const std::string& f, const DiagnoseOptions& o, Inputs* in) {
     return true;
   }
   if (kind.kind == evidence::InputKind::unreadable) {
-    fmt::print(stderr, "denpex-probe diagnose: {}\n", line(kind.message));
+    fatal(o, kind.message);
     return false;
+  }
+  // A report or page of an earlier run written into the log folder: not evidence of the job.
+  if (evidence::is_own_report(kind.kind)) {
+    in->notes.push_back(fmt::format("denpex-probe diagnose: skipped {}: a {} (an output of an earlier run), not an input",
+                                    f, evidence::to_string(kind.kind)));
+    return true;
   }
   if (evidence::is_recorder(kind.kind)) {
     in->recorded.push_back(std::move(kind));
     in->reader.files.push_back(f);
     return true;
   }
-  bool trace = f != "-" && file_is_collective_trace(f);
-  if (f != "-" && !trace && is_json(f)) {
+  // A recorder trace as written (read from the file itself: a compressed copy reads as text).
+  bool trace = kind.kind == evidence::InputKind::recorder_trace && evidence::read_as_written(kind.encoding);
+  if (!trace && kind.kind == evidence::InputKind::other_json) {
     in->saved.push_back(f);  // judged below by the live gate's rules, as `compare` would
     in->reader.files.push_back(f);
     return true;
@@ -132,7 +145,7 @@ bool read_input(const std::string& f, const DiagnoseOptions& o, Inputs* in) {
   if (trace) {
     CollectiveInput t = read_collective_trace(f);
     if (t.status != CollectiveInput::Status::ok) {
-      fmt::print(stderr, "denpex-probe diagnose: {}: {}\n", line(f), line(t.error));
+      fatal(o, f + ": " + t.error);
       return false;
     }
     in->reader.files.push_back(f);
@@ -145,7 +158,7 @@ bool read_input(const std::string& f, const DiagnoseOptions& o, Inputs* in) {
     return true;
   }
   if (opened.status != evidence::OpenedInput::Status::ok) {
-    fmt::print(stderr, "denpex-probe diagnose: {}\n", line(opened.message));
+    fatal(o, opened.message);
     return false;
   }
   // Standard input is told by content as a file is (open_input sniffed it): a pickle is a
@@ -160,7 +173,7 @@ bool read_input(const std::string& f, const DiagnoseOptions& o, Inputs* in) {
     return false;
   }
   if (!in->reader.read(opened.source.get(), f, &error)) {
-    fmt::print(stderr, "denpex-probe diagnose: {}: {}\n", line(f), line(error));
+    fatal(o, f + ": " + error);
     return false;
   }
   return true;
@@ -170,8 +183,8 @@ bool read_input(const std::string& f, const DiagnoseOptions& o, Inputs* in) {
 // records go where the logs' do; their findings are returned for the diagnosis.
 evidence::RecorderEvidence add_recorders(const DiagnoseOptions& o, Inputs* in) {
   evidence::RecorderEvidence rec = evidence::read_recorders(in->recorded, o.decode);
-  for (const auto& p : rec.problems) fmt::print(stderr, "denpex-probe diagnose: {}\n", line(p));
-  for (const auto& w : rec.warnings) fmt::print(stderr, "denpex-probe diagnose: {}\n", line(w));
+  for (const auto& p : rec.problems) in->notes.push_back("denpex-probe diagnose: " + p);
+  for (const auto& w : rec.warnings) in->notes.push_back("denpex-probe diagnose: " + w);
   diag::LogReader& r = in->reader;
   r.coll.sequences.insert(r.coll.sequences.end(), rec.sequences.begin(), rec.sequences.end());
   for (const auto& c : rec.cuts) r.cuts.push_back(evidence::CutInput{c, evidence::When{}, false});
@@ -189,18 +202,19 @@ int run(const DiagnoseOptions& o) {
   std::string error;
   std::vector<std::string> skipped;
   std::vector<std::string> files = input_files(o.paths, DirectoryWalk::recursive, &error, &skipped);
-  for (const auto& s : skipped) fmt::print(stderr, "denpex-probe diagnose: skipped {}\n", line(s));
   if (!error.empty()) {
-    fmt::print(stderr, "denpex-probe diagnose: {}\n", line(error));
+    for (const auto& s : skipped) fatal(o, "skipped " + s);
+    fatal(o, error);
     return kExitCannotJudge;
   }
   Inputs in;
+  for (const auto& s : skipped) in.notes.push_back("denpex-probe diagnose: skipped " + s);
   for (const auto& f : files)
     if (!read_input(f, o, &in)) return kExitCannotJudge;
   diag::LogReader& reader = in.reader;
   reader.finish();
   // The logs cut short are said here, as the recorders' are among their problems.
-  for (const auto& c : reader.cuts) fmt::print(stderr, "denpex-probe diagnose: {}\n", line(c.cut.message));
+  for (const auto& c : reader.cuts) in.notes.push_back("denpex-probe diagnose: " + c.cut.message);
   reader.coll.sequences.insert(reader.coll.sequences.end(), in.traced.begin(), in.traced.end());
   evidence::RecorderEvidence rec = add_recorders(o, &in);
   diag::Diagnosis d = diag::diagnose(reader);
@@ -208,7 +222,7 @@ int run(const DiagnoseOptions& o) {
   if (!in.saved.empty()) {
     SavedJob job = load_saved_job(in.saved, 0);
     if (job.status != SavedStatus::ok) {
-      fmt::print(stderr, "denpex-probe diagnose: {}\n", line(job.error));
+      fatal(o, job.error);
       return kExitCannotJudge;
     }
     diag::add_findings(&d, diag::judge_saved_records(job.groups, in.saved));
@@ -216,11 +230,13 @@ int run(const DiagnoseOptions& o) {
   fill_evidence_text(&d, o.decode);
   restore_evidence_lines(&d, o.decode);
   shape_for_ticket(&d);
+  diag::settle_verify_lines(&d, o.paths);
 
-  int written = emit_report(o.output, diag::diagnosis_json(d, reader), o.quiet ? "" : diag::render_diagnosis(d, reader));
+  ReportOutput out = o.output;
+  out.notes_before = std::move(in.notes);
+  if (d.exit_code == kExitCannotJudge) out.notes_after.push_back("denpex-probe diagnose: could not decide: " + d.inconclusive);
+  int written = emit_report(out, diag::diagnosis_json(d, reader), o.quiet ? "" : diag::render_diagnosis(d, reader));
   if (written != 0) return written;
-  if (d.exit_code == kExitCannotJudge)
-    fmt::print(stderr, "denpex-probe diagnose: could not decide: {}\n", line(d.inconclusive));
   return d.exit_code;
 }
 

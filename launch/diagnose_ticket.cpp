@@ -106,6 +106,7 @@ void shape_for_ticket(diag::Diagnosis* d) {
     x.f = m.finding;
     x.verify = d->findings[m.sources.front()].verify;
     x.verify_or = d->findings[m.sources.front()].verify_or;
+    x.verify_note = d->findings[m.sources.front()].verify_note;
     // Each member's evidence is cut around its own found/expected (the merged finding has no
     // expected), then the two are joined.
     for (std::size_t i : m.sources) {

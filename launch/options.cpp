@@ -289,9 +289,10 @@ ParseStatus parse_options(int argc, char** argv, Options* out) {
   CLI::App* explain = app.add_subcommand(
       "explain", "What a finding code or a failure signature means, its fix and its verify command");
   explain->add_option("NAME", out->explain_name,
-                      "A signature id (nccl.init), a finding code (collective-mismatch) or a "
-                      "family (nccl); none lists them all")
-      ->type_name("CODE|SIGNATURE");
+                      "A signature id (nccl.init), a finding code (collective-mismatch), a "
+                      "family (nccl), or a log line (quoted; - reads lines from standard input): "
+                      "the signatures that read it; none lists them all")
+      ->type_name("CODE|SIGNATURE|LINE|-");
   explain->add_flag("--json", out->explain_json, "Print the answer as JSON on stdout");
   app.require_subcommand(0, 1);
 

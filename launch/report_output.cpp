@@ -40,11 +40,15 @@ int write(const ReportOutput& out, const char* option, const std::string& path, 
 int emit(const ReportOutput& out, const nlohmann::json& original, const std::string& original_text) {
   nlohmann::json redacted;
   std::string text = out.brief ? brief_text(original) : original_text;
+  std::vector<std::string> before = out.notes_before, after = out.notes_after;
   if (out.redact) {
     Redactor r = Redactor::from_report(original);
     redacted = r.apply(original);
     text = out.brief ? brief_text(redacted) : r.apply(text);
+    for (auto* notes : {&before, &after})
+      for (auto& n : *notes) n = r.apply(n);
   }
+  for (const auto& n : before) fmt::print(stderr, "{}\n", terminal_text(n));
   const nlohmann::json& report = out.redact ? redacted : original;
   std::FILE* human = out.json_path == "-" ? stderr : stdout;
   if (!out.quiet && !text.empty()) {
@@ -68,6 +72,7 @@ int emit(const ReportOutput& out, const nlohmann::json& original, const std::str
     code = write(out, "--json", out.json_path,
                  report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   if (!out.html_path.empty() && code == 0) code = write(out, "--html", out.html_path, render_html(report));
+  for (const auto& n : after) fmt::print(stderr, "{}\n", terminal_text(n));
   return code;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -18,6 +19,10 @@ struct ReportOutput {
   std::string color = "auto";  // "auto" (a terminal, unless NO_COLOR or TERM=dumb), "always", "never"
   bool tty_color = true;     // false where isatty() cannot be trusted (ranks under mpirun)
   std::string tool = "denpex-probe";  // names the program in error messages
+  // Lines for stderr about the inputs (skipped, cut, refused), printed before the text, and after
+  // it (the "could not decide" line): with --redact they are redacted with the report's mapping,
+  // since they name the same hosts and files.
+  std::vector<std::string> notes_before, notes_after;
 };
 
 // Writes `report` and prints `text` (the mode's own text report, ignored with --brief, which is

@@ -168,6 +168,7 @@ std::string head(const Lead& lead) {
       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
       "script-src '{}'; img-src data:; base-uri 'none'; form-action 'none'\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<meta name=\"generator\" content=\"denpex-probe\">\n"
       "<title>{}</title>\n<style>{}</style></head>\n<body><main>\n",
       kScriptHash, esc(lead.verdict_line), kStyle);
 }

@@ -302,12 +302,24 @@ void Redactor::learn_words(const std::string& s) {
     } else if (is_domain_name(w) || is_ip_host(w)) {
       note(Kind::host, w);
     } else if (j + 1 < s.size() && s[j] == ':' && is_digit(s[j + 1])) {
-      // "host:pid:tid" at the head of an NCCL line.
+      // "host:pid:tid" at the head of an NCCL line, and "process host:pid" as reports name one.
       std::size_t k = j + 1;
       while (k < s.size() && is_digit(s[k])) ++k;
       bool header = k + 1 < s.size() && s[k] == ':' && is_digit(s[k + 1]);
-      if (header && !all_digits(w) && std::any_of(w.begin(), w.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)); }))
+      bool process = i >= 8 && (s.compare(i - 8, 8, "process ") == 0 || s.compare(i - 8, 8, "rocesses") == 0);
+      if ((header || process) && !all_digits(w) &&
+          std::any_of(w.begin(), w.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)); }))
         note(Kind::host, w);
+    } else if (j + 1 < s.size() && s[j] == '@' && is_word(s[j + 1]) && std::isalpha(static_cast<unsigned char>(w[0]))) {
+      // "user@host" (a shell prompt, an ssh target): both name someone.
+      std::size_t k = j + 1;
+      while (k < s.size() && is_word(s[k])) ++k;
+      std::string h = s.substr(j + 1, k - j - 1);
+      while (!h.empty() && h.back() == '.') h.pop_back();
+      note(Kind::user, w);
+      if (!h.empty() && !is_ipv4(h) && !public_domain(h)) note(Kind::host, h);
+      else if (is_ipv4(h) && !kept_ipv4(h)) note(Kind::ip, h);
+      j = k;
     }
     i = j;
   }
@@ -375,12 +387,31 @@ std::string Redactor::word(const std::string& w) {
 std::string Redactor::host_or_word(const std::string& w) {
   if (auto it = hosts_.find(w); it != hosts_.end()) return it->second;
   if (auto it = users_.find(w); it != users_.end()) return it->second;
-  // "node01-ib", "node01.log": the longest known host it starts with, the rest kept.
-  for (std::size_t k = w.size(); k-- > 1;) {
-    if (w[k] != '.' && w[k] != '-') continue;
-    if (auto it = hosts_.find(w.substr(0, k)); it != hosts_.end()) return it->second + w.substr(k);
+  // "node01-ib", "node01.log", "03-node01-rank2.log" (a file name): each known host standing
+  // between the word's separators, the rest kept.
+  std::string out;
+  std::size_t at = 0;
+  while (at < w.size()) {
+    std::size_t best = 0;
+    if (at == 0 || w[at - 1] == '.' || w[at - 1] == '-' || w[at - 1] == '_')
+      for (std::size_t k = w.size(); k > at; --k) {
+        if (k < w.size() && w[k] != '.' && w[k] != '-' && w[k] != '_') continue;
+        if (hosts_.count(w.substr(at, k - at))) {
+          best = k;
+          break;
+        }
+      }
+    if (best > at) {
+      out += hosts_[w.substr(at, best - at)];
+      at = best;
+      continue;
+    }
+    std::size_t next = w.find_first_of(".-_", at);
+    next = next == std::string::npos ? w.size() : next + 1;
+    out.append(w, at, next - at);
+    at = next;
   }
-  return w;
+  return out;
 }
 
 bool Redactor::folded(const std::string& s, std::size_t start, std::size_t run_end, std::string* out,

@@ -7,8 +7,9 @@
 //  - hosts: the values of "host" and "hosts" keys, the host of "processes" entries
 //    ("node01:1234"), the host of an NCCL line header ("node01:1234:1240 [3] NCCL ..."),
 //    domain names (a dotted name whose last label is a top-level domain or one of whose labels
-//    holds a digit or a hyphen: "ng30903-ib.narval.calcul.quebec"), "ip-10-1-2-3" names, and a
-//    known host's longer forms ("node01-ib", "node01.cluster");
+//    holds a digit or a hyphen: "ng30903-ib.narval.calcul.quebec"), "ip-10-1-2-3" names, the
+//    host of "process node01:1234" and of "user@node01", and a known host wherever it stands
+//    between a word's separators ("node01-ib", "node01.cluster", "03-node01-rank2.log");
 //  - IP addresses: IPv4 (loopback 127.x and 0.0.0.0 are kept: they identify nobody and a
 //    MASTER_ADDR of 127.0.0.1 on a multi-node job is itself a finding) and IPv6 with "::" or
 //    all eight groups;
@@ -17,7 +18,8 @@
 //    /site-packages/torch/lib/libtorch_cuda.so" becomes "/path-1/site-packages/torch/lib/
 //    libtorch_cuda.so" (the part from site-packages on and the file name are kept: they say
 //    which library it is);
-//  - user names: the component after /home/, /Users/ or /scratch/, and "user" keys.
+//  - user names: the component after /home/, /Users/ or /scratch/, "user" keys, and the user
+//    of "user@host".
 // Placeholders never equal an original learnt before them. Folded host lists ("node[01-04]")
 // are rewritten as the fold of their placeholders.
 #pragma once

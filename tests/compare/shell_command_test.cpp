@@ -141,3 +141,24 @@ TEST_CASE("the checker refuses what the renderer never writes") {
   }
   CHECK(*denpex::shell_words("a 'b c' \"d e\" f\\ g") == std::vector<std::string>{"a", "b c", "d e", "f g"});
 }
+
+TEST_CASE("what only the user knows is a variable set on its own line before the command") {
+  ShellCommand c;
+  REQUIRE(denpex::make_command_with({{"LAUNCH", "torchrun --nproc-per-node=8 train.py"}},
+                                    {"NCCL_DEBUG=INFO", "sh", "-c", "$LAUNCH"}, &c) == denpex::CommandStatus::ok);
+  CHECK(c.text == "LAUNCH='torchrun --nproc-per-node=8 train.py'\nNCCL_DEBUG=INFO sh -c \"$LAUNCH\"");
+  CHECK(c.argv == std::vector<std::string>{"NCCL_DEBUG=INFO", "sh", "-c", "$LAUNCH"});
+  nlohmann::json j = denpex::command_json(c);
+  CHECK(j["vars"]["LAUNCH"] == "torchrun --nproc-per-node=8 train.py");
+  // A value with a quote is quoted as any word; the command line after it reads as its words.
+  REQUIRE(denpex::make_command_with({{"DIR", "it's here"}}, {"denpex-probe", "--site-packages", "$DIR"}, &c) ==
+          denpex::CommandStatus::ok);
+  CHECK(c.text == "DIR='it'\\''s here'\ndenpex-probe --site-packages \"$DIR\"");
+  CHECK(*denpex::shell_words(c.text.substr(c.text.find('\n') + 1, c.text.find('"') - c.text.find('\n') - 2)) ==
+        std::vector<std::string>{"denpex-probe", "--site-packages"});
+  // A reference to a variable not set, a bad name, or a value that cannot be quoted: nothing.
+  CHECK(denpex::make_command_with({}, {"echo", "$HOME"}, &c) == denpex::CommandStatus::unsafe);
+  CHECK(c.text.empty());
+  CHECK(denpex::make_command_with({{"1X", "v"}}, {"echo", "$1X"}, &c) == denpex::CommandStatus::unsafe);
+  CHECK(denpex::make_command_with({{"X", "a\x1b[2Jb"}}, {"echo", "$X"}, &c) == denpex::CommandStatus::unsafe);
+}

@@ -13,6 +13,7 @@
 #include "compare/group.h"
 #include "compare/judge.h"
 #include "diagnose/diagnosis.h"
+#include "diagnose/verify_lines.h"
 #include "tests/diagnose/diagnose_test_support.h"
 #include "evidence/input_source.h"
 
@@ -93,8 +94,9 @@ TEST_CASE("NCCL versions over three nodes' files: the live gate's finding, same 
   CHECK(v->f.hosts == std::vector<std::string>{"node02"});
   CHECK(v->f.expected == "2.26.2");
   CHECK(v->f.found == "2.27.3");
-  CHECK(v->verify.text == "mpirun -np 1 -H node02 --map-by ppr:1:node denpex-probe");
-  CHECK(v->verify_or.text == "srun --mpi=pmix -w node02 --ntasks-per-node=1 denpex-probe");
+  // The odd node with one that agreed: on the odd node alone the gate would compare nothing.
+  CHECK(v->verify.text == "mpirun -np 2 -H node02,node01 --map-by ppr:1:node denpex-probe");
+  CHECK(v->verify_or.text == "srun --mpi=pmix -w node02,node01 --ntasks-per-node=1 denpex-probe");
 
   // The live gate on the same six ranks.
   std::vector<RankRecord> live;
@@ -284,4 +286,37 @@ TEST_CASE("invalid root on a communicator that never initialised follows an init
 
 TEST_CASE("every example of the heartbeat and Horovod ready-list entries is read by its own entry") {
   denpex::diag::test::check_examples_read_by_own_entry({"torch.watchdog.stuck", "horovod.stall.ready"});
+}
+
+TEST_CASE("a gate verify line runs the odd hosts with one that agreed, else the whole allocation") {
+  GateVerify g = gate_verify({"gpu-a17"}, {"gpu-a17.cluster.local", "gpu-a17", "gpu-b02"});
+  // The FQDN of the odd host is the odd host: the one that agreed is gpu-b02.
+  CHECK(g.verify.argv == std::vector<std::string>{"mpirun", "-np", "2", "-H", "gpu-a17,gpu-b02", "--map-by", "ppr:1:node",
+                                                  "denpex-probe"});
+  g = gate_verify({"node1"}, {"node1"});
+  CHECK(g.verify.text == "srun --mpi=pmix --ntasks-per-node=1 denpex-probe");
+  CHECK(g.verify_or.text == "mpirun --map-by ppr:1:node denpex-probe");
+  g = gate_verify({}, {"node1", "node2"});
+  CHECK(g.verify.text == "srun --mpi=pmix --ntasks-per-node=1 denpex-probe");
+}
+
+TEST_CASE("verify lines name the inputs given, never standard input") {
+  Diagnosis d;
+  DxFinding x;
+  x.f.code = FindingCode::initiating_failure;
+  x.verify = command_or({"denpex-probe", "diagnose", "-"}, "");
+  d.findings.push_back(x);
+  x.f.code = FindingCode::nccl_wheel_conflict;
+  x.verify = command_or({"srun", "denpex-probe"}, "");
+  x.evidence = {Evidence{"env.txt", 3, "torch 2.5.1 /home/a/venv/lib/python3.11/site-packages/torch/__init__.py"}};
+  d.findings.push_back(x);
+  settle_verify_lines(&d, {"rank0.log", "-", "-odd.log"});
+  CHECK(d.findings[0].verify.argv ==
+        std::vector<std::string>{"denpex-probe", "diagnose", "rank0.log", kSavedStdin, "./-odd.log"});
+  CHECK(d.findings[0].verify_note.find("rerun") != std::string::npos);
+  CHECK(d.findings[0].verify_note.find(std::string("save it as ") + kSavedStdin) != std::string::npos);
+  CHECK(d.findings[1].verify.argv ==
+        std::vector<std::string>{"denpex-probe", "--site-packages", "/home/a/venv/lib/python3.11/site-packages"});
+  CHECK(site_packages_in("at /x/lib/python3.10/site-packages/torch/lib/a.so: undefined") == "/x/lib/python3.10/site-packages");
+  CHECK(site_packages_in("no path here") == "");
 }

@@ -4,6 +4,7 @@
 # usage: run_cli.sh DRIVER FIXTURE_DIR GEN_COLL_LOG
 set -u
 drv=$1 fx=$2 gen=$3
+export fx  # read by jq ($ENV.fx) where a verify line names the fixture folder
 command -v jq >/dev/null || { echo "FAIL: jq missing"; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -23,7 +24,7 @@ expect 1 "oom fixture" diagnose "$fx/oom_two_nodes" --json "$tmp/j.json"
 check "initiating rank 6 on node02" '.diagnosis.initiating.ranks == [6] and .diagnosis.initiating.hosts == ["node02"] and (.diagnosis.initiating.what | test("OutOfMemoryError"))'
 check "collateral ranks 0-3 timed out, 4,5,7 stopped" '[.diagnosis.collateral[].ranks] == [[0,1,2,3],[4,5,7]]'
 check "launcher claim is wrong" '.diagnosis.launcher_claim.correct == false and (.diagnosis.launcher_claim.note | test("names rank 2"))'
-check "finding with evidence, fix and verify" '.findings[0].code == "initiating-failure" and .findings[0].evidence[0].line == 9 and (.findings[0].fix | test("PYTORCH_CUDA_ALLOC_CONF")) and .findings[0].verify == "denpex-probe diagnose -"'
+check "finding with evidence, fix and verify" '.findings[0].code == "initiating-failure" and .findings[0].evidence[0].line == 9 and (.findings[0].fix | test("PYTORCH_CUDA_ALLOC_CONF")) and .findings[0].verify_argv == ["denpex-probe", "diagnose", $ENV.fx + "/oom_two_nodes"] and (.findings[0].verify_note | test("rerun"))'
 head -1 "$tmp/out" | grep -q "^Started by: rank 6 on node02" || { echo "FAIL: human report does not lead with the initiating rank"; head -3 "$tmp/out"; fail=1; }
 sed -n 2p "$tmp/out" | grep -q "^Followed: " || { echo "FAIL: human report's second line is not the collateral"; fail=1; }
 
@@ -84,11 +85,12 @@ check "srun: nobody stopped by the launcher, no file-named process" '([.diagnosi
 cat "$fx"/oom_two_nodes/node01.log "$fx"/oom_two_nodes/node02.log | timeout 60 "$drv" diagnose - --json "$tmp/j.json" >/dev/null 2>&1
 [ $? -eq 1 ] || { echo "FAIL: stdin paste exit code"; fail=1; }
 check "stdin: initiating rank 6" '.diagnosis.initiating.ranks == [6] and .inputs.files == ["-"]'
+check "stdin: the verify line names a saved copy, never the terminal" '.findings[0].verify_argv == ["denpex-probe", "diagnose", "job.log"] and (.findings[0].verify_note | test("save it as job.log"))'
 
 # Version evidence spread over three nodes' files, three launchers' prefixes.
 expect 1 "versions fixture" diagnose "$fx/versions_three_nodes" --json "$tmp/j.json"
 check "nccl-version-mismatch blames ranks 2-3 on node02" '[.findings[] | select(.code == "nccl-version-mismatch")][0] | .ranks == [2,3] and .hosts == ["node02"] and .expected == "2.26.2" and .found == "2.27.3"'
-check "verify runs the gate on node02" '[.findings[] | select(.code == "nccl-version-mismatch")][0].verify | test("^mpirun -np 1 -H node02 ")'
+check "verify runs the gate on node02 with a node that agreed" '[.findings[] | select(.code == "nccl-version-mismatch")][0].verify | test("^mpirun -np 2 -H node02,node01 ")'
 
 # A long log: 16 ranks, 30,000 steps, rank 15 diverges at step 25,000, and rank 5 lost three lines.
 "$gen" "$tmp/long.log" 16 30000 25000 || { echo "FAIL: generator"; exit 1; }
@@ -106,7 +108,7 @@ for r in 0 1 2; do
   jq --argjson r $r --arg v $v '.rank = $r | .host = "n\($r)" | .nccl.version = $v' "$src" >"$tmp/rank$r.json"
 done
 expect 1 "saved records with a log" diagnose "$tmp/rank0.json" "$tmp/rank1.json" "$tmp/rank2.json" --json "$tmp/j.json"
-check "saved records: nccl-version-mismatch blames rank 2" '[.findings[] | select(.code == "nccl-version-mismatch")][0] | .ranks == [2] and .hosts == ["n2"] and (.verify | test("-H n2 "))'
+check "saved records: nccl-version-mismatch blames rank 2" '[.findings[] | select(.code == "nccl-version-mismatch")][0] | .ranks == [2] and .hosts == ["n2"] and (.verify_argv[0:2] == ["denpex-probe", "compare"]) and (.verify_or.text | test("-H n2,n0 "))'
 
 # Hostile input: binary, a 1 MB line, a 13-digit prefix, a rank count of 2^31.
 head -c 300000 /dev/zero | tr '\0' '\377' >"$tmp/bin.dat"

@@ -44,7 +44,7 @@ TEST_CASE("classify tells inputs apart by content, not by name") {
   CHECK(classify(dir.write("status.txt", kRas)).kind == InputKind::ras_json);
   CHECK(classify(dir.write("dump.json", kInspector)).kind == InputKind::inspector);
   CHECK(classify(dir.write("rank0.pkl", "[rank0]: NCCL INFO hello\n")).kind == InputKind::text);
-  CHECK(classify(dir.write("r.json", "{\"schema\": \"denpex.report.v1\", \"ranks\": []}\n")).kind == InputKind::other_json);
+  CHECK(classify(dir.write("r.json", "{\"schema\": \"denpex.report.v1\", \"ranks\": []}\n")).kind == InputKind::denpex_report);
   CHECK(classify(dir.write("t", "{\"schema\":\"denpex.trace.v1\",\"host\":\"h\"}\n")).kind == InputKind::recorder_trace);
   REQUIRE(test::sh("gzip -c '" + kFix + "fr-gloo-torch-2.8.0/agree/nccl_trace_rank_1' > '" + dir.file("d.gz") + "'") == 0);
   ClassifiedInput gz = classify(dir.file("d.gz"));
@@ -86,6 +86,30 @@ TEST_CASE("read_recorders: dumps, RAS and Inspector of one job, read together") 
   REQUIRE(lines.size() == 3);
   CHECK(lines[0].find("rank 1 last recorded collective #5 (gloo:all_reduce) of process group 0") == 0);
   CHECK(lines[2] == "... 1 more");
+}
+
+TEST_CASE("classify reads JSON by its keys: any spacing, key order or cut") {
+  // A Flight Recorder dump as Python's json.dump(indent=2) writes the pickle's dict: keys in
+  // insertion order, spaces and line breaks, and cut inside its entries (a large dump's head).
+  const std::string pretty = "{\n  \"version\": \"2.4\",\n  \"pg_status\": {},\n  \"entries\": [\n    {\n"
+                             "      \"record_id\": 0,\n      \"collective_seq_id\": 1,\n      \"state\": \"comp";
+  CHECK(classify_head(pretty, "text") == InputKind::fr_dump);
+  CHECK(classify_head("{ \"entries\" : [ { \"profiling_name\": \"nccl:all_reduce\" } ] }", "text") == InputKind::fr_dump);
+  // RAS with its keys in another order; a rank record pretty-printed; reports and pages of our own.
+  CHECK(classify_head("{\n \"communicators\": [],\n \"nccl_version\": \"2.29.1\"\n}", "text") == InputKind::ras_json);
+  CHECK(classify_head("{\n  \"host\": \"n1\",\n  \"nccl\": {\"status\": \"ok\"},\n  \"rank\": 3\n}", "text") ==
+        InputKind::other_json);
+  CHECK(classify_head("{\"verdict\": \"reject\",\n \"schema\" : \"denpex.report.v1\"}", "text") == InputKind::denpex_report);
+  CHECK(classify_head("{\"pid\": 1, \"schema\": \"denpex.trace.v1\"}\n{\"ev\": \"call\"}\n", "text") ==
+        InputKind::recorder_trace);
+  CHECK(classify_head("<!DOCTYPE html>\n<html><head><meta name=\"generator\" content=\"denpex-probe\">", "text") ==
+        InputKind::denpex_page);
+  // A page of anyone else, a JSON-lines log with a rank, and a JSON text that is not closed: text.
+  CHECK(classify_head("<!DOCTYPE html>\n<html><head><title>forum</title>", "text") == InputKind::text);
+  CHECK(classify_head("{\"rank\": 0, \"msg\": \"step 5\"}\n{\"rank\": 1, \"msg\": \"step 5\"}\n", "text") == InputKind::text);
+  CHECK(classify_head("{\"rank\": ", "text") == InputKind::text);
+  CHECK(is_own_report(InputKind::denpex_page));
+  CHECK_FALSE(is_own_report(InputKind::other_json));
 }
 
 }  // namespace denpex::evidence

@@ -27,5 +27,14 @@ check "explain --json on an unknown name exits 2 with an error object" '[ $rc = 
 check "explain refuses --html" '[ $rc = 2 ] && [ ! -e x.html ]'
 out=$("$P" explain); rc=$?
 check "explain with no name exits 0 and lists nccl.init" '[ $rc = 0 ] && grep -q "^    nccl.init " <<<"$out"'
+line='node09:1720:1790 [1] NCCL WARN Mismatched collective detected, please check your collective calls at and around rank 11.'
+out=$("$P" explain "$line"); rc=$?
+check "explain LINE names the signature that reads it, with fix and verify" '[ $rc = 0 ] && grep -q "^read by nccl.warn.mismatched_collective" <<<"$out" && grep -q "^  fix " <<<"$out" && grep -q "^  verify " <<<"$out"'
+out=$(printf '%s\n' "[rank1]: torch.OutOfMemoryError: CUDA out of memory." | "$P" explain -); rc=$?
+check "explain - reads the line from standard input, its launcher label taken off" '[ $rc = 0 ] && grep -q "^read by cuda.oom" <<<"$out"'
+err=$(printf 'the weather is fine\n' | "$P" explain - 2>&1 >/dev/null); rc=$?
+check "a line no signature reads exits 2 saying so" '[ $rc = 2 ] && grep -q "no signature" <<<"$err"'
+json=$("$P" explain --json "$line"); rc=$?
+check "explain --json LINE lists the signatures" '[ $rc = 0 ] && [ "$(jq -r ".signatures[0].id" <<<"$json")" = nccl.warn.mismatched_collective ]'
 [ $fails = 0 ] && echo "explain CLI: all checks passed"
 [ $fails = 0 ]

@@ -96,9 +96,11 @@ def bad_bytes(data):
 
 
 def words_of(text, cwd, env):
-    """What bash makes of `text` as words, run with no PATH: (words, stderr)."""
-    r = subprocess.run(["/bin/bash", "-c", 'eval "set -- $1" && printf "%s\\0" "$@"', "_", text], cwd=cwd,
-                       env=env, capture_output=True, timeout=TIMEOUT)
+    """What bash makes of `text` as words, run with no PATH: (words, stderr). Lines before the
+    last (a verify's variables) run first, as pasted."""
+    head, _, last = text.rpartition("\n")
+    r = subprocess.run(["/bin/bash", "-c", 'eval "$1" && eval "set -- $2" && printf "%s\\0" "$@"', "_", head or ":", last],
+                       cwd=cwd, env=env, capture_output=True, timeout=TIMEOUT)
     if r.returncode != 0:
         return None, r.stderr.decode("utf-8", "replace")
     parts = r.stdout.split(b"\0")
@@ -179,10 +181,10 @@ class Corpus:
         def walk(j):
             if isinstance(j, dict):
                 if "verify" in j and isinstance(j["verify"], str):
-                    found.append((j["verify"], j.get("verify_argv")))
+                    found.append((j["verify"], j.get("verify_argv"), j.get("verify_vars") or {}))
                     vo = j.get("verify_or")
                     if isinstance(vo, dict):
-                        found.append((vo.get("text", ""), vo.get("argv")))
+                        found.append((vo.get("text", ""), vo.get("argv"), vo.get("vars") or {}))
                 for v in j.values():
                     walk(v)
             elif isinstance(j, list):
@@ -193,11 +195,14 @@ class Corpus:
         if "findings" in report and report.get("mode") == "diagnose" and report["findings"] and not found:
             self.fail(shown, "a diagnose report without a verify command")
         bare = {"PATH": "/nonexistent", "HOME": cwd}
-        for text, argv in found:
+        for text, argv, variables in found:
             if argv is None:
                 if "touch" in text:
                     self.fail(shown, f"verify prose carries the payload: {text!r}")
                 continue
+            # Variables set on their own lines before the command: the command's "$NAME" words
+            # are their values once those lines have run.
+            argv = [variables.get(w[1:], w) if w.startswith("$") else w for w in argv]
             words, err = words_of(text, cwd, bare)
             if os.path.lexists(marker):
                 self.fail(shown, f"pasting the verify ran the payload: {text!r}")
