@@ -375,7 +375,7 @@ Party waiting_party(const std::vector<Failure>& failures, const std::vector<Dive
   }
   if (p.ranks.empty() && p.procs.empty()) {
     for (const auto& d : divergences) {
-      if (d.ranks.empty()) continue;
+      if (d.ranks.empty() || d.tie) continue;
       p.ranks.insert(p.ranks.end(), d.ranks.begin(), d.ranks.end());
       p.hosts.insert(p.hosts.end(), d.hosts.begin(), d.hosts.end());
       if (p.what.empty()) p.what = d.what;
@@ -388,6 +388,23 @@ Party waiting_party(const std::vector<Failure>& failures, const std::vector<Dive
   if (p.ranks.empty() && p.procs.empty()) return odd_side(failures);
   normalize(&p);
   return p;
+}
+
+// The sides of the divergences with no majority, one party each.
+std::vector<Party> disagreeing_sides(const std::vector<Divergence>& divergences) {
+  std::vector<Party> out;
+  for (const auto& d : divergences) {
+    if (!d.tie || d.ranks.empty()) continue;
+    Party p;
+    p.ranks = d.ranks;
+    p.hosts = d.hosts;
+    p.what = d.what;
+    p.kind = Failure::Kind::never_joined;
+    p.evidence = d.evidence;
+    normalize(&p);
+    out.push_back(std::move(p));
+  }
+  return out;
 }
 
 // What a launcher's exit code says about how the worker ended.
@@ -438,8 +455,14 @@ std::vector<const LauncherEntry*> failed_workers(const std::vector<LauncherEntry
 // failed and stops the others; one worker that failed differently from the rest is the one.
 // Several alike (every rank exit 1, several SIGABRTs collected) name nobody: the launcher cannot
 // tell which came first, and neither can these lines.
-Party launcher_party(const std::vector<LauncherEntry>& launcher) {
+Party launcher_party(const std::vector<LauncherEntry>& launcher, const std::vector<Failure>& failures) {
   std::vector<const LauncherEntry*> pick = failed_workers(launcher);
+  // PyTorch's watchdog aborts its own process after a collective timed out: where the input
+  // holds timeouts, a worker the launcher saw abort (or stopped) may only have timed out too, so
+  // its exit is no evidence that it failed first.
+  bool timeouts = std::any_of(failures.begin(), failures.end(), [](const Failure& f) { return f.kind == Failure::Kind::timeout; });
+  if (timeouts)
+    pick.erase(std::remove_if(pick.begin(), pick.end(), [](const LauncherEntry* e) { return abort_exit(*e); }), pick.end());
   if (pick.size() > 1) {
     std::vector<const LauncherEntry*> hard;
     for (const auto* e : pick)
@@ -650,7 +673,7 @@ BlameResult assign_blame(const std::vector<Failure>& input, const std::vector<La
             static_cast<double>(out.skew_us) / 1e6, party_subject(out.initiating));
     } else {
       Party p = waiting_party(failures, divergences);
-      if (p.ranks.empty() && p.procs.empty()) p = launcher_party(launcher);
+      if (p.ranks.empty() && p.procs.empty()) p = launcher_party(launcher, failures);
       if (p.ranks.empty() && p.procs.empty()) p = peer_party(failures);
       if (!p.ranks.empty() || !p.procs.empty()) {
         out.initiating = p;
@@ -658,6 +681,7 @@ BlameResult assign_blame(const std::vector<Failure>& input, const std::vector<La
       }
     }
   }
+  if (!out.found && !out.have_alike) out.disagreeing = disagreeing_sides(divergences);
   std::map<std::string, Party> groups;
   std::vector<std::string> order;
   collateral_groups(failures, absorbed, &out, &groups, &order);

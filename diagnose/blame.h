@@ -15,6 +15,8 @@
 //    hosts met alike, none distinguishably first, blames nobody: it is named as such;
 //  - without any own error, a rank that never reached the collective the others time out in
 //    (desync report, flight recorder, a rank whose collective sequence diverged) initiates;
+//    sides of a divergence with no majority (two ranks compared) are named as disagreeing, and
+//    neither initiates;
 //  - a process whose line says its peer went away (a connection closed or reset by the far end,
 //    a flushed receive) only followed, and so did the errors it raised after that line; when no
 //    process of the input has an error of its own, the peer those lines name (an address or a
@@ -69,6 +71,9 @@ struct Divergence {
   std::vector<std::string> procs;  // processes whose rank is unknown
   std::string what;
   std::vector<Evidence> evidence;
+  // Every side of the comparison is named (two ranks, or no majority): the sides disagree and
+  // none is shown to be the odd one, so none is a candidate initiator.
+  bool tie = false;
 };
 
 struct BlameResult {
@@ -82,6 +87,9 @@ struct BlameResult {
   std::string skew_note;           // one sentence when the skew decided who initiated
   std::vector<Party> collateral;   // one per way of failing
   bool have_claim = false;
+  // Sides of a divergence with no majority, named as disagreeing when nobody initiated (never
+  // under "Started by": the input does not show which side went wrong).
+  std::vector<Party> disagreeing;
   Party claim;                     // the launcher's root cause
   bool claim_wrong = false;        // the claim names a rank that did not initiate
   std::string claim_note;          // one sentence when wrong

@@ -153,7 +153,8 @@ void read_env(const Hit& hit, Record& rec) {
     add(rec, Fact::Kind::nccl_file, rec.proc, "conda " + std::string(hit.get(Field::name)), v, evidence_of(hit, rec));
   } else if (kind == "nccl_file") {
     std::string_view path = hit.get(Field::path);
-    std::string ver = version_of_file(hit.has(Field::value) ? hit.get(Field::value) : path);
+    // A package file names its version itself (libnccl-2.11.4-1+cuda11.4.x86_64.rpm).
+    std::string ver = hit.has(Field::version) ? v : version_of_file(hit.has(Field::value) ? hit.get(Field::value) : path);
     if (ver.empty()) ver = version_of_file(path);
     add(rec, Fact::Kind::nccl_file, rec.proc, std::string(cut(path, 200)), ver, evidence_of(hit, rec));
   } else if (kind == "pip_show") {

@@ -300,6 +300,9 @@ void read_ranks(const Hit& hit, Record& rec) {
     f.evidence = evidence_of(hit, rec);
     rec.r.add_failure(std::move(f));
   }
+  // The rank that points at another waited on it: it only followed.
+  if (kind == Failure::Kind::pointed_to && rec.r.valid_process(rec.proc))
+    rec.r.add_failure(failure_of(hit, rec, Failure::Kind::aborted));
 }
 
 void read_pair(const Hit& hit, Record& rec) { read_report(hit, rec); }
