@@ -217,7 +217,9 @@ size_t host_index_prefix(std::string_view s, LineLabel* label) {
   size_t n;
   if (!parse_dec(s.substr(i + 1), &v, &n) || i + 1 + n >= s.size() || s[i + 1 + n] != ']') return 0;
   label->host = std::string(s.substr(1, i - 1));
-  label->worker = std::string(s.substr(1, i + n));
+  // The number as a number: Open MPI pads a pid ("[gpu-k3:08445]") that its own end-of-job
+  // block prints without padding ("with PID 8445"); one process, one key.
+  label->worker = fmt::format("{}:{}", label->host, v);
   size_t end = i + 2 + n;
   return end < s.size() && s[end] == ':' ? end + 1 : end;
 }

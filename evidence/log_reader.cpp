@@ -130,6 +130,11 @@ void LogReader::add_launcher(LauncherEntry e) {
   if (keep_event(4, -1, launcher.size())) launcher.push_back(std::move(e));
 }
 
+int LogReader::find_process(const std::string& key) const {
+  auto it = proc_index_.find(key);
+  return it == proc_index_.end() ? -1 : it->second;
+}
+
 int LogReader::process_by_key(const std::string& key, int rank) {
   auto it = proc_index_.find(key);
   if (it != proc_index_.end()) return it->second;

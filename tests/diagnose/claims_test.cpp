@@ -154,3 +154,13 @@ TEST_CASE("every example of the entries added for these forms is read by its own
                                                         "install.torch_nccl_tuple", "install.nccl_package",
                                                         "env.nccl_package_file", "torch.watchdog"});
 }
+
+TEST_CASE("Open MPI's zero-padded pid in the handler's prefix is the process its end-of-job line names") {
+  LogReader r;
+  Diagnosis d = diagnose_family("ompi_padded_pid.log", &r);
+  REQUIRE(d.blame.found);
+  CHECK(d.blame.initiating.ranks == std::vector<int>{2});
+  CHECK(d.blame.initiating.procs.empty());
+  for (const auto& p : d.blame.collateral) CHECK(std::find(p.ranks.begin(), p.ranks.end(), 2) == p.ranks.end());
+  CHECK(d.nranks == 1);
+}
