@@ -191,6 +191,7 @@ void read_horovod_stall(const Hit& hit, Record& rec) {
   ++rec.r.records;
   // A paste that glued the list onto the header.
   size_t m = rec.text.find("Missing ranks:");
+  if (m == std::string_view::npos) m = rec.text.find("Stalled ranks:");
   if (m != std::string_view::npos) env_line(rec.text.substr(m), rec);
 }
 
@@ -199,7 +200,8 @@ namespace {
 // One line inside Horovod's report. env_name is "open" while a "N: [" list has not closed.
 bool horovod_line(std::string_view t, Record& rec) {
   FileState& st = rec.st;
-  if (starts(t, "Missing ranks:")) {
+  // "Stalled ranks:" in newer releases: the same list, the ranks that did not submit the tensors.
+  if (starts(t, "Missing ranks:") || starts(t, "Stalled ranks:")) {
     t = trim(t.substr(14));
     if (t.empty()) return true;
   }
@@ -222,7 +224,7 @@ bool horovod_line(std::string_view t, Record& rec) {
   }
   // A terminal-wrapped tensor list continues until its "]".
   if (st.env_name == "open") {
-    if (t.back() == ']') st.env_name.clear();
+    if (!t.empty() && t.back() == ']') st.env_name.clear();
     return true;
   }
   return false;

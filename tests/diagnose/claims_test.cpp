@@ -164,3 +164,17 @@ TEST_CASE("Open MPI's zero-padded pid in the handler's prefix is the process its
   for (const auto& p : d.blame.collateral) CHECK(std::find(p.ranks.begin(), p.ranks.end(), 2) == p.ranks.end());
   CHECK(d.nranks == 1);
 }
+
+TEST_CASE("Horovod's 'Stalled ranks:' list, alone and behind a replica prefix with glued mpirun tags") {
+  LogReader r1, r2;
+  Diagnosis shortform = diagnose_family("horovod_stalled_ranks_short.log", &r1);
+  const DxFinding* x = find(shortform, "collective-missing");
+  REQUIRE(x != nullptr);
+  CHECK(x->f.ranks == std::vector<int>{2});
+  CHECK(x->f.message.find("broadcast.noname.7") != std::string::npos);
+  Diagnosis glued = diagnose_family("horovod_stalled_glued_prefix.log", &r2);
+  const DxFinding* y = find(glued, "collective-missing");
+  REQUIRE(y != nullptr);
+  CHECK(y->f.ranks == std::vector<int>{1});
+  CHECK(y->f.message.find("HorovodAllreduce_grads_0") != std::string::npos);
+}
