@@ -460,9 +460,16 @@ Party launcher_party(const std::vector<LauncherEntry>& launcher, const std::vect
   // PyTorch's watchdog aborts its own process after a collective timed out: where the input
   // holds timeouts, a worker the launcher saw abort (or stopped) may only have timed out too, so
   // its exit is no evidence that it failed first.
+  // A worker whose own lines show it timing out ended because of that, whatever its exit code.
+  std::set<int> timed_out;
+  for (const auto& f : failures)
+    if (f.kind == Failure::Kind::timeout && f.who.rank >= 0) timed_out.insert(f.who.rank);
   bool timeouts = std::any_of(failures.begin(), failures.end(), [](const Failure& f) { return f.kind == Failure::Kind::timeout; });
-  if (timeouts)
-    pick.erase(std::remove_if(pick.begin(), pick.end(), [](const LauncherEntry* e) { return abort_exit(*e); }), pick.end());
+  pick.erase(std::remove_if(pick.begin(), pick.end(),
+                            [&](const LauncherEntry* e) {
+                              return (timeouts && abort_exit(*e)) || (!e->local && timed_out.count(e->rank) > 0);
+                            }),
+             pick.end());
   if (pick.size() > 1) {
     std::vector<const LauncherEntry*> hard;
     for (const auto* e : pick)

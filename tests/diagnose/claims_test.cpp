@@ -178,3 +178,21 @@ TEST_CASE("Horovod's 'Stalled ranks:' list, alone and behind a replica prefix wi
   CHECK(y->f.ranks == std::vector<int>{1});
   CHECK(y->f.message.find("HorovodAllreduce_grads_0") != std::string::npos);
 }
+
+TEST_CASE("Horovod's 'has been shut down' is a rank meeting another's failure, not its own") {
+  LogReader r;
+  Diagnosis d = diagnose_family("horovod_shut_down.log", &r);
+  CHECK_FALSE(d.blame.found);
+  bool both_follow = false;
+  for (const auto& p : d.blame.collateral) both_follow |= p.ranks == std::vector<int>{0, 1};
+  CHECK(both_follow);
+}
+
+TEST_CASE("torchrun's exit code 1 for a rank whose own lines show it timing out is no proof it started it") {
+  LogReader r;
+  Diagnosis d = diagnose_family("torchrun_exit1_after_timeout.log", &r);
+  CHECK_FALSE(d.blame.found);
+  REQUIRE(d.blame.disagreeing.size() == 1);
+  CHECK(d.blame.disagreeing[0].ranks == std::vector<int>{0, 1});
+  CHECK(d.blame.have_claim);
+}
