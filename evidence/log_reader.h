@@ -150,6 +150,7 @@ class LogReader {
   bool dispatch(const Hit& hit, Record& rec);
   void end_file(FileState& st);
   void resolve_identities();
+  void unify_host_names();
   void tie_quoted_warn(std::string_view text, int proc);
   void date_events();
 

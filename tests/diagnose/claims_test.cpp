@@ -196,3 +196,21 @@ TEST_CASE("torchrun's exit code 1 for a rank whose own lines show it timing out 
   CHECK(d.blame.disagreeing[0].ranks == std::vector<int>{0, 1});
   CHECK(d.blame.have_claim);
 }
+
+TEST_CASE("a short host name and its FQDN in one input are one host, in the blame and the counts") {
+  LogReader r;
+  for (const char* name : {"launcher-a17.log", "node-a17.log"}) {
+    std::string path = std::string(DENPEX_DIAGNOSE_FIXTURES) + "/fqdn_two_files/" + name;
+    OpenedInput in = open_input(path);
+    REQUIRE(in.status == OpenedInput::Status::ok);
+    std::string error;
+    REQUIRE(r.read(in.source.get(), path, &error));
+  }
+  r.finish();
+  Diagnosis d = diagnose(r);
+  REQUIRE(d.blame.found);
+  CHECK(d.blame.initiating.ranks == std::vector<int>{5});
+  CHECK(d.blame.initiating.hosts == std::vector<std::string>{"gpu-a17"});
+  CHECK(d.nhosts == 1);
+  for (const auto& p : r.processes) CHECK(p.host.find(".cluster.local") == std::string::npos);
+}
