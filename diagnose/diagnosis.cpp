@@ -571,7 +571,10 @@ void nccl_warning_findings(const NcclReports& nccl, std::vector<DxFinding>* out,
       f.fix = kCollectiveFix;
     } else {
       f.code = "nccl-net-mismatch";
-      f.message = "NCCL's network transport reports a collective mismatch error (NET/IB)";
+      // Its words name the peer and both sizes: the two sides that disagree, neither the culprit.
+      f.message = fmt::format("NCCL's network transport reports a collective mismatch error (NET/IB){}: {}",
+                              f.hosts.empty() ? "" : " on " + fmt::format("{}", fmt::join(f.hosts, ", ")),
+                              reps.front()->detail);
       f.fix = "rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL to compare the calls; if they agree, check the network";
     }
     d.verify = verify_of("nccl.warn.mismatched_collective");
