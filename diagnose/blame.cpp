@@ -402,7 +402,9 @@ std::vector<Party> disagreeing_sides(const std::vector<Divergence>& divergences)
     p.kind = Failure::Kind::never_joined;
     p.evidence = d.evidence;
     normalize(&p);
-    out.push_back(std::move(p));
+    // The same sides reported again (both ranks print the pair) are one disagreement.
+    bool again = std::any_of(out.begin(), out.end(), [&](const Party& q) { return q.ranks == p.ranks; });
+    if (!again) out.push_back(std::move(p));
   }
   return out;
 }
