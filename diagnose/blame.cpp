@@ -36,6 +36,17 @@ void add_to(Party* p, const Who& w, const Evidence& ev) {
   if (p->evidence.size() < kEvidencePerParty) p->evidence.push_back(ev);
 }
 
+// The first time a process of the party failed, by its own line; the party's time is the earliest.
+void note_time(Party* p, const Failure& f) {
+  if (!f.when.known()) return;
+  std::string who = f.who.rank >= 0 ? fmt::format("rank {}", f.who.rank) : f.who.proc;
+  if (who.empty()) return;
+  auto it = p->failed_at.find(who);
+  if (it == p->failed_at.end()) p->failed_at.emplace(who, f.when);
+  else if (When::compare(f.when, it->second) < 0) it->second = f.when;
+  if (!p->when.known() || When::compare(f.when, p->when) < 0) p->when = f.when;
+}
+
 void normalize(Party* p) {
   auto uniq = [](auto* v) {
     std::sort(v->begin(), v->end());
@@ -564,6 +575,7 @@ void collateral_groups(const std::vector<Failure>& failures, const std::string& 
       g.kind = f.kind;
     }
     add_to(&g, f.who, f.evidence);
+    note_time(&g, f);
   }
 }
 

@@ -27,6 +27,7 @@
 //  - the launcher's claim (torchrun "Root Cause (first observed failure)") is compared with it.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,8 @@ struct Party {
   std::string hint;                // OOM: the allocator setting the message suggests
   Failure::Kind kind = Failure::Kind::own_error;
   std::vector<Evidence> evidence;  // at most a few
+  // When each process of the party failed, where its lines give a time ("rank 3", "node01:1234").
+  std::map<std::string, When> failed_at;
   // The far end that the other processes' lines say went away, named by the address or host
   // they give (in procs and hosts): no process of the input, whose own error is not in it.
   bool peer = false;

@@ -986,6 +986,11 @@ json party_json(const Party& p) {
     j["when"] = p.when.iso();
     j["year_known"] = p.when.year > 0;
   }
+  if (!p.failed_at.empty()) {
+    json at = json::object();
+    for (const auto& [who, when] : p.failed_at) at[who] = when.iso();
+    j["failed_at"] = at;
+  }
   j["evidence"] = evidence_json(p.evidence);
   return j;
 }

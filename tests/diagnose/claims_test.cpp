@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -50,6 +51,12 @@ TEST_CASE("two ranks of one group one broadcast apart disagree; neither started 
   CHECK(j["diagnosis"]["initiating"].is_null());
   REQUIRE(j["diagnosis"]["disagreeing"].size() == 1);
   CHECK(render_diagnosis(d, r).find("Started by: not decided from this input: ranks 0-1 disagree") == 0);
+  // Each process's own time of failure is kept with its role.
+  std::set<std::string> timed;
+  for (const auto& c : j["diagnosis"]["collateral"])
+    if (c.contains("failed_at"))
+      for (const auto& kv : c["failed_at"].items()) timed.insert(kv.key());
+  CHECK(timed == std::set<std::string>{"rank 0", "rank 1"});
 }
 
 TEST_CASE("old fingerprints without SequenceNumber, both sides on one line: both named, neither blamed") {
