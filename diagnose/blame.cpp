@@ -128,7 +128,7 @@ namespace {
 // 0. An installation that differs: the first such finding's ranks.
 bool environment_party(const std::vector<Divergence>& environment, Party* p) {
   for (const auto& e : environment) {
-    if (e.ranks.empty() && e.procs.empty()) continue;
+    if ((e.ranks.empty() && e.procs.empty()) || e.tie) continue;
     p->ranks = e.ranks;
     p->hosts = e.hosts;
     p->procs = e.procs;
@@ -405,16 +405,17 @@ Party waiting_party(const std::vector<Failure>& failures, const std::vector<Dive
 std::vector<Party> disagreeing_sides(const std::vector<Divergence>& divergences) {
   std::vector<Party> out;
   for (const auto& d : divergences) {
-    if (!d.tie || d.ranks.empty()) continue;
+    if (!d.tie || (d.ranks.empty() && d.procs.empty())) continue;
     Party p;
     p.ranks = d.ranks;
+    p.procs = d.procs;
     p.hosts = d.hosts;
     p.what = d.what;
     p.kind = Failure::Kind::never_joined;
     p.evidence = d.evidence;
     normalize(&p);
     // The same sides reported again (both ranks print the pair) are one disagreement.
-    bool again = std::any_of(out.begin(), out.end(), [&](const Party& q) { return q.ranks == p.ranks; });
+    bool again = std::any_of(out.begin(), out.end(), [&](const Party& q) { return q.ranks == p.ranks && q.procs == p.procs; });
     if (!again) out.push_back(std::move(p));
   }
   return out;
@@ -702,7 +703,10 @@ BlameResult assign_blame(const std::vector<Failure>& input, const std::vector<La
       }
     }
   }
-  if (!out.found && !out.have_alike) out.disagreeing = disagreeing_sides(divergences);
+  if (!out.found && !out.have_alike) {
+    out.disagreeing = disagreeing_sides(environment);
+    for (auto& p : disagreeing_sides(divergences)) out.disagreeing.push_back(std::move(p));
+  }
   std::map<std::string, Party> groups;
   std::vector<std::string> order;
   collateral_groups(failures, absorbed, &out, &groups, &order);

@@ -221,3 +221,24 @@ TEST_CASE("a short host name and its FQDN in one input are one host, in the blam
   CHECK(d.nhosts == 1);
   for (const auto& p : r.processes) CHECK(p.host.find(".cluster.local") == std::string::npos);
 }
+
+TEST_CASE("two processes with different NCCL versions and no majority disagree; neither started it") {
+  LogReader r;
+  r.read_text("node-a:1101:1101 [0] NCCL INFO NCCL version 2.21.5+cuda12.4\n", "a.log");
+  r.read_text("node-b:2202:2202 [0] NCCL INFO NCCL version 2.20.3+cuda12.4\n", "b.log");
+  r.finish();
+  Diagnosis d = diagnose(r);
+  REQUIRE(find(d, "nccl-version-mismatch") != nullptr);
+  CHECK_FALSE(d.blame.found);
+  REQUIRE(d.blame.disagreeing.size() == 1);
+  CHECK(d.blame.disagreeing[0].procs.size() == 2);
+  // With a third process agreeing with one of them, the odd one is the start.
+  LogReader r3;
+  r3.read_text("node-a:1101:1101 [0] NCCL INFO NCCL version 2.21.5+cuda12.4\n", "a.log");
+  r3.read_text("node-b:2202:2202 [0] NCCL INFO NCCL version 2.20.3+cuda12.4\n", "b.log");
+  r3.read_text("node-c:3303:3303 [0] NCCL INFO NCCL version 2.21.5+cuda12.4\n", "c.log");
+  r3.finish();
+  Diagnosis d3 = diagnose(r3);
+  REQUIRE(d3.blame.found);
+  CHECK(d3.blame.initiating.hosts == std::vector<std::string>{"node-b"});
+}
