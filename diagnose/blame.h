@@ -5,6 +5,7 @@
 // Rules:
 //  - a rank whose installation differs from the others (an NCCL version, plugin or ABI finding
 //    from compare/'s rules) initiates: the NCCL errors every rank then raises follow from it;
+//    where no value has a majority (two nodes, two versions) its sides are named as disagreeing;
 //  - otherwise a rank with its own error (an exception from its code, out of memory, a CUDA/NCCL error)
 //    initiates; among several, the earliest by timestamp, then the most specific (OOM and
 //    library errors before generic exceptions), then the first in the input; two stamps of
@@ -24,7 +25,10 @@
 //  - workers of one file that its launcher saw end alike (the same exit code of their own), whose
 //    lines name none of them, failed alike: nobody is blamed;
 //  - ranks that time out, are aborted or are killed by their launcher are collateral;
-//  - the launcher's claim (torchrun "Root Cause (first observed failure)") is compared with it.
+//  - the launcher's claim (torchrun "Root Cause (first observed failure)") is compared with it;
+//    a launcher's word alone names a worker only when nothing contradicts it: an abort (SIGABRT)
+//    where the input holds watchdog timeouts, or any exit of a rank whose own lines show it timing
+//    out, is what the timeout did, not proof that worker failed first.
 #pragma once
 
 #include <map>
