@@ -1075,7 +1075,8 @@ std::string render_diagnosis(const Diagnosis& d, const LogReader& r) {
     std::vector<std::string> sides;
     size_t named = 0;
     for (const auto& p : b.disagreeing) sides.push_back(party_subject(p)), named += p.ranks.size();
-    out += fmt::format("Started by: not decided from this input: {} {}, and nothing shows which side went wrong first\n",
+    out += fmt::format("Started by: not decided from this input: {} {}, and nothing shows which side went wrong first: "
+                       "add the other ranks' logs (the side no other rank shares is the odd one)\n",
                        fmt::join(sides, "; "), named == 1 ? "differs from a rank the input does not name" : "disagree");
   } else {
     out += "Started by: not decided from this input\n";

@@ -101,7 +101,9 @@ void diagnosis_lines(const json& d, Lead* out) {
   out->lines.push_back(init.is_object()    ? "Started by: " + party_line(init)
                        : alike.is_object() ? "Started by: no single rank: " + party_line(alike)
                        : !sides.empty()    ? fmt::format("Started by: not decided from this input: {} {}, and nothing shows "
-                                                         "which side went wrong first", fmt::join(sides, "; "),
+                                                         "which side went wrong first: add the other ranks' logs "
+                                                         "(the side no other rank shares is the odd one)",
+                                                         fmt::join(sides, "; "),
                                                          named == 1 ? "differs from a rank the input does not name" : "disagree")
                                            : "Started by: not decided from this input");
   std::vector<std::string> parts;
