@@ -877,6 +877,8 @@ std::string inconclusive_reason(const LogReader& r, const Diagnosis& d, const Wa
     return fmt::format("no NCCL, PyTorch or launcher records in the input ({} lines read): add the job's logs, with "
                        "NCCL_DEBUG=INFO and the launcher's output",
                        r.lines);
+  // A worker killed from outside says more than anything below: nobody else's line explains it.
+  if (std::string killed = killed_note(r); !killed.empty()) return killed;
   if (!ws.inconclusive.empty()) return ws.inconclusive;
   if (d.nranks <= 1) {
     std::string who = "one process";
@@ -894,7 +896,6 @@ std::string inconclusive_reason(const LogReader& r, const Diagnosis& d, const Wa
                        "rerun with TORCH_NCCL_DESYNC_DEBUG=1 TORCH_NCCL_TRACE_BUFFER_SIZE=2000 (Flight Recorder)",
                        ws.agree);
   if (!nccl_warn_note.empty()) return nccl_warn_note;
-  if (std::string killed = killed_note(r); !killed.empty()) return killed;
   if (coll_agree)
     return fmt::format("the {} ranks in the input{} made the same collective calls and nothing in it failed: add the other "
                        "ranks' logs and the error output",
