@@ -36,6 +36,17 @@ void add_to(Party* p, const Who& w, const Evidence& ev) {
   if (p->evidence.size() < kEvidencePerParty) p->evidence.push_back(ev);
 }
 
+// The first time a process of the party failed, by its own line; the party's time is the earliest.
+void note_time(Party* p, const Failure& f) {
+  if (!f.when.known()) return;
+  std::string who = f.who.rank >= 0 ? fmt::format("rank {}", f.who.rank) : f.who.proc;
+  if (who.empty()) return;
+  auto it = p->failed_at.find(who);
+  if (it == p->failed_at.end()) p->failed_at.emplace(who, f.when);
+  else if (When::compare(f.when, it->second) < 0) it->second = f.when;
+  if (!p->when.known() || When::compare(f.when, p->when) < 0) p->when = f.when;
+}
+
 void normalize(Party* p) {
   auto uniq = [](auto* v) {
     std::sort(v->begin(), v->end());
@@ -117,7 +128,7 @@ namespace {
 // 0. An installation that differs: the first such finding's ranks.
 bool environment_party(const std::vector<Divergence>& environment, Party* p) {
   for (const auto& e : environment) {
-    if (e.ranks.empty() && e.procs.empty()) continue;
+    if ((e.ranks.empty() && e.procs.empty()) || e.tie) continue;
     p->ranks = e.ranks;
     p->hosts = e.hosts;
     p->procs = e.procs;
@@ -375,7 +386,7 @@ Party waiting_party(const std::vector<Failure>& failures, const std::vector<Dive
   }
   if (p.ranks.empty() && p.procs.empty()) {
     for (const auto& d : divergences) {
-      if (d.ranks.empty()) continue;
+      if (d.ranks.empty() || d.tie) continue;
       p.ranks.insert(p.ranks.end(), d.ranks.begin(), d.ranks.end());
       p.hosts.insert(p.hosts.end(), d.hosts.begin(), d.hosts.end());
       if (p.what.empty()) p.what = d.what;
@@ -388,6 +399,26 @@ Party waiting_party(const std::vector<Failure>& failures, const std::vector<Dive
   if (p.ranks.empty() && p.procs.empty()) return odd_side(failures);
   normalize(&p);
   return p;
+}
+
+// The sides of the divergences with no majority, one party each.
+std::vector<Party> disagreeing_sides(const std::vector<Divergence>& divergences) {
+  std::vector<Party> out;
+  for (const auto& d : divergences) {
+    if (!d.tie || (d.ranks.empty() && d.procs.empty())) continue;
+    Party p;
+    p.ranks = d.ranks;
+    p.procs = d.procs;
+    p.hosts = d.hosts;
+    p.what = d.what;
+    p.kind = Failure::Kind::never_joined;
+    p.evidence = d.evidence;
+    normalize(&p);
+    // The same sides reported again (both ranks print the pair) are one disagreement.
+    bool again = std::any_of(out.begin(), out.end(), [&](const Party& q) { return q.ranks == p.ranks && q.procs == p.procs; });
+    if (!again) out.push_back(std::move(p));
+  }
+  return out;
 }
 
 // What a launcher's exit code says about how the worker ended.
@@ -438,8 +469,21 @@ std::vector<const LauncherEntry*> failed_workers(const std::vector<LauncherEntry
 // failed and stops the others; one worker that failed differently from the rest is the one.
 // Several alike (every rank exit 1, several SIGABRTs collected) name nobody: the launcher cannot
 // tell which came first, and neither can these lines.
-Party launcher_party(const std::vector<LauncherEntry>& launcher) {
+Party launcher_party(const std::vector<LauncherEntry>& launcher, const std::vector<Failure>& failures) {
   std::vector<const LauncherEntry*> pick = failed_workers(launcher);
+  // PyTorch's watchdog aborts its own process after a collective timed out: where the input
+  // holds timeouts, a worker the launcher saw abort (or stopped) may only have timed out too, so
+  // its exit is no evidence that it failed first.
+  // A worker whose own lines show it timing out ended because of that, whatever its exit code.
+  std::set<int> timed_out;
+  for (const auto& f : failures)
+    if (f.kind == Failure::Kind::timeout && f.who.rank >= 0) timed_out.insert(f.who.rank);
+  bool timeouts = std::any_of(failures.begin(), failures.end(), [](const Failure& f) { return f.kind == Failure::Kind::timeout; });
+  pick.erase(std::remove_if(pick.begin(), pick.end(),
+                            [&](const LauncherEntry* e) {
+                              return (timeouts && abort_exit(*e)) || (!e->local && timed_out.count(e->rank) > 0);
+                            }),
+             pick.end());
   if (pick.size() > 1) {
     std::vector<const LauncherEntry*> hard;
     for (const auto* e : pick)
@@ -532,6 +576,7 @@ void collateral_groups(const std::vector<Failure>& failures, const std::string& 
       g.kind = f.kind;
     }
     add_to(&g, f.who, f.evidence);
+    note_time(&g, f);
   }
 }
 
@@ -650,13 +695,17 @@ BlameResult assign_blame(const std::vector<Failure>& input, const std::vector<La
             static_cast<double>(out.skew_us) / 1e6, party_subject(out.initiating));
     } else {
       Party p = waiting_party(failures, divergences);
-      if (p.ranks.empty() && p.procs.empty()) p = launcher_party(launcher);
+      if (p.ranks.empty() && p.procs.empty()) p = launcher_party(launcher, failures);
       if (p.ranks.empty() && p.procs.empty()) p = peer_party(failures);
       if (!p.ranks.empty() || !p.procs.empty()) {
         out.initiating = p;
         out.found = true;
       }
     }
+  }
+  if (!out.found && !out.have_alike) {
+    out.disagreeing = disagreeing_sides(environment);
+    for (auto& p : disagreeing_sides(divergences)) out.disagreeing.push_back(std::move(p));
   }
   std::map<std::string, Party> groups;
   std::vector<std::string> order;

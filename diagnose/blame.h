@@ -5,6 +5,7 @@
 // Rules:
 //  - a rank whose installation differs from the others (an NCCL version, plugin or ABI finding
 //    from compare/'s rules) initiates: the NCCL errors every rank then raises follow from it;
+//    where no value has a majority (two nodes, two versions) its sides are named as disagreeing;
 //  - otherwise a rank with its own error (an exception from its code, out of memory, a CUDA/NCCL error)
 //    initiates; among several, the earliest by timestamp, then the most specific (OOM and
 //    library errors before generic exceptions), then the first in the input; two stamps of
@@ -15,6 +16,8 @@
 //    hosts met alike, none distinguishably first, blames nobody: it is named as such;
 //  - without any own error, a rank that never reached the collective the others time out in
 //    (desync report, flight recorder, a rank whose collective sequence diverged) initiates;
+//    sides of a divergence with no majority (two ranks compared) are named as disagreeing, and
+//    neither initiates;
 //  - a process whose line says its peer went away (a connection closed or reset by the far end,
 //    a flushed receive) only followed, and so did the errors it raised after that line; when no
 //    process of the input has an error of its own, the peer those lines name (an address or a
@@ -22,9 +25,13 @@
 //  - workers of one file that its launcher saw end alike (the same exit code of their own), whose
 //    lines name none of them, failed alike: nobody is blamed;
 //  - ranks that time out, are aborted or are killed by their launcher are collateral;
-//  - the launcher's claim (torchrun "Root Cause (first observed failure)") is compared with it.
+//  - the launcher's claim (torchrun "Root Cause (first observed failure)") is compared with it;
+//    a launcher's word alone names a worker only when nothing contradicts it: an abort (SIGABRT)
+//    where the input holds watchdog timeouts, or any exit of a rank whose own lines show it timing
+//    out, is what the timeout did, not proof that worker failed first.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -57,6 +64,8 @@ struct Party {
   std::string hint;                // OOM: the allocator setting the message suggests
   Failure::Kind kind = Failure::Kind::own_error;
   std::vector<Evidence> evidence;  // at most a few
+  // When each process of the party failed, where its lines give a time ("rank 3", "node01:1234").
+  std::map<std::string, When> failed_at;
   // The far end that the other processes' lines say went away, named by the address or host
   // they give (in procs and hosts): no process of the input, whose own error is not in it.
   bool peer = false;
@@ -69,6 +78,9 @@ struct Divergence {
   std::vector<std::string> procs;  // processes whose rank is unknown
   std::string what;
   std::vector<Evidence> evidence;
+  // Every side of the comparison is named (two ranks, or no majority): the sides disagree and
+  // none is shown to be the odd one, so none is a candidate initiator.
+  bool tie = false;
 };
 
 struct BlameResult {
@@ -82,6 +94,9 @@ struct BlameResult {
   std::string skew_note;           // one sentence when the skew decided who initiated
   std::vector<Party> collateral;   // one per way of failing
   bool have_claim = false;
+  // Sides of a divergence with no majority, named as disagreeing when nobody initiated (never
+  // under "Started by": the input does not show which side went wrong).
+  std::vector<Party> disagreeing;
   Party claim;                     // the launcher's root cause
   bool claim_wrong = false;        // the claim names a rank that did not initiate
   std::string claim_note;          // one sentence when wrong

@@ -336,13 +336,31 @@ void clear_partial_groups(std::map<WatchKey, WatchdogState>* states) {
     }
 }
 
+// The groups whose findings name every rank the input shows in them: no rank agreed with a
+// majority (two ranks compared, or every side different), so no side is shown to be the odd one.
+std::set<std::string> groups_without_majority(const WatchStates& ws, const std::vector<Finding>& found) {
+  std::map<std::string, std::set<int>> named, shown;
+  for (const auto& f : found)
+    if (f.severity == Severity::error) named[f.comm].insert(f.ranks.begin(), f.ranks.end());
+  for (const auto& kv : ws.states) {
+    const WatchdogState& st = kv.second;
+    shown[kv.first.group].insert(st.global_rank >= 0 ? st.global_rank : kv.first.rank);
+  }
+  std::set<std::string> out;
+  for (const auto& kv : named)
+    if (kv.second.size() > 1 && kv.second == shown[kv.first]) out.insert(kv.first);
+  return out;
+}
+
 // Turns the analyser's watchdog findings into diagnosis findings; returns how many it found.
 size_t watch_divergences(const WatchStates& ws, std::vector<Finding> found, std::vector<DxFinding>* out,
                          std::vector<Divergence>* div) {
   size_t n = found.size();
   // A tie names every side in its own finding; as a candidate initiator they are one party.
   std::map<std::pair<std::string, long long>, Divergence> tied;
+  const std::set<std::string> no_majority = groups_without_majority(ws, found);
   for (auto& f : found) {
+    const bool tie = no_majority.count(f.comm) > 0;
     DxFinding d;
     for (const auto& kv : ws.first_record)
       if (kv.first.group == f.comm && d.evidence.size() < 4) d.evidence.push_back(kv.second->evidence);
@@ -359,11 +377,13 @@ size_t watch_divergences(const WatchStates& ws, std::vector<Finding> found, std:
     f.fix = kCollectiveFix;
     d.verify = collective_verify();
     if (f.severity == Severity::error) {
-      Divergence& dv = tied[{f.comm, f.seq}];
+      // Sides with no majority are one disagreement, whatever position each side is at.
+      Divergence& dv = tied[{f.comm, tie ? -1 : f.seq}];
       dv.ranks.insert(dv.ranks.end(), f.ranks.begin(), f.ranks.end());
       dv.hosts.insert(dv.hosts.end(), f.hosts.begin(), f.hosts.end());
       if (dv.what.empty()) dv.what = f.message;
       if (dv.evidence.empty()) dv.evidence = d.evidence;
+      dv.tie = tie;
     }
     d.f = std::move(f);
     out->push_back(std::move(d));
@@ -512,10 +532,11 @@ void fill_compared_or_stalled(const Reported& rep, Finding* f) {
     f->ranks = rep.ranks;
     f->found = rep.detail;
     if (rep.ranks.size() == 1) {
-      // PyTorch named the odd rank itself.
+      // One side reported its own collective: the other side is not named, and either may be wrong.
       f->message = rep.detail;
-      f->fix = fmt::format("make rank {} issue the same collective as the others at this point: its stack trace shows "
-                           "where it issued this one (a rank-dependent branch, a buffer or parameter only it has)",
+      f->fix = fmt::format("find the rank whose collective differs from rank {}'s here (rerun with TORCH_DISTRIBUTED_DEBUG=DETAIL "
+                           "on PyTorch 2.1 or later, which names both sides and the SequenceNumber) and make every rank issue "
+                           "the same collective (a rank-dependent branch, an uneven batch, a buffer only some ranks have)",
                            rep.ranks[0]);
     } else {
       // Two ranks compared: both are named, neither is the culprit.
@@ -586,7 +607,10 @@ void nccl_warning_findings(const NcclReports& nccl, std::vector<DxFinding>* out,
       f.fix = kCollectiveFix;
     } else {
       f.code = FindingCode::nccl_net_mismatch;
-      f.message = "NCCL's network transport reports a collective mismatch error (NET/IB)";
+      // Its words name the peer and both sizes: the two sides that disagree, neither the culprit.
+      f.message = fmt::format("NCCL's network transport reports a collective mismatch error (NET/IB){}: {}",
+                              f.hosts.empty() ? "" : " on " + fmt::format("{}", fmt::join(f.hosts, ", ")),
+                              reps.front()->detail);
       f.fix = "rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL to compare the calls; if they agree, check the network";
     }
     d.verify = verify_of("nccl.warn.mismatched_collective");
@@ -635,7 +659,10 @@ void reported_findings(const LogReader& r, std::vector<DxFinding>* out, std::vec
     if (!error) continue;
     f.severity = Severity::error;
     d.verify = collective_verify();
-    if (!f.ranks.empty()) div->push_back(Divergence{f.ranks, {}, {}, f.message, d.evidence});
+    // PyTorch's comparison of two ranks (or one rank's report of its own differing collective)
+    // names sides, never the odd one.
+    bool tie = rep.kind == Reported::Kind::pair_mismatch;
+    if (!f.ranks.empty()) div->push_back(Divergence{f.ranks, {}, {}, f.message, d.evidence, tie});
     out->push_back(std::move(d));
   }
   nccl_warning_findings(nccl, out, warn_note);
@@ -794,7 +821,9 @@ std::vector<Divergence> environment_findings(const LogReader& r, std::vector<DxF
     x.evidence = std::move(jf.evidence);
     set_gate_verify(&x, x.f.hosts, known);
     if (x.f.severity == Severity::error)
-      environment.push_back(Divergence{x.f.ranks, x.f.hosts, jf.processes, x.f.message, x.evidence});
+      // compare/judge's tie ("no majority for ..."): every side is named, none is the odd one.
+      environment.push_back(Divergence{x.f.ranks, x.f.hosts, jf.processes, x.f.message, x.evidence,
+                                       x.f.message.rfind("no majority for ", 0) == 0});
     out->push_back(std::move(x));
   }
   return environment;
@@ -879,6 +908,20 @@ void unused_input_findings(const LogReader& r, std::vector<DxFinding>* out) {
 }
 
 // Why nothing could be decided, and what to add: the first reason that applies.
+// A worker killed with SIGKILL (-9, 137) that nobody's line explains: said even when no rank can
+// be blamed, since the host's out-of-memory killer is the usual sender and the kernel log says.
+std::string killed_note(const LogReader& r) {
+  for (const auto& e : r.launcher) {
+    bool killed = e.signal == "SIGKILL" || e.exitcode == "-9" || e.exitcode == "137";
+    if (!killed) continue;
+    return fmt::format("a worker{} was killed with SIGKILL (exit {}), most often by the host's out-of-memory (OOM) killer, "
+                       "and nothing in the input says which worker or shows another failure: check the kernel log on the "
+                       "job's hosts (dmesg -T | grep -i 'killed process') and add each worker's log",
+                       e.pid >= 0 ? fmt::format(" (pid {})", e.pid) : "", e.exitcode.empty() ? "-9" : e.exitcode);
+  }
+  return "";
+}
+
 std::string inconclusive_reason(const LogReader& r, const Diagnosis& d, const WatchSummary& ws,
                                 const std::string& nccl_warn_note) {
   bool coll_agree = !r.coll.sequences.empty();
@@ -892,6 +935,8 @@ std::string inconclusive_reason(const LogReader& r, const Diagnosis& d, const Wa
     return fmt::format("no NCCL, PyTorch or launcher records in the input ({} lines read): add the job's logs, with "
                        "NCCL_DEBUG=INFO and the launcher's output",
                        r.lines);
+  // A worker killed from outside says more than anything below: nobody else's line explains it.
+  if (std::string killed = killed_note(r); !killed.empty()) return killed;
   if (!ws.inconclusive.empty()) return ws.inconclusive;
   if (d.nranks <= 1) {
     std::string who = "one process";
@@ -1005,6 +1050,11 @@ json party_json(const Party& p) {
     j["when"] = p.when.iso();
     j["year_known"] = p.when.year > 0;
   }
+  if (!p.failed_at.empty()) {
+    json at = json::object();
+    for (const auto& [who, when] : p.failed_at) at[who] = when.iso();
+    j["failed_at"] = at;
+  }
   j["evidence"] = evidence_json(p.evidence);
   return j;
 }
@@ -1029,6 +1079,11 @@ json diagnosis_json(const Diagnosis& d, const LogReader& r) {
   if (d.blame.found) diag["initiating"] = party_json(d.blame.initiating);
   else diag["initiating"] = nullptr;
   if (d.blame.have_alike) diag["met_alike"] = party_json(d.blame.alike);
+  if (!d.blame.disagreeing.empty()) {
+    json sides = json::array();
+    for (const auto& p : d.blame.disagreeing) sides.push_back(party_json(p));
+    diag["disagreeing"] = sides;
+  }
   if (d.blame.skew_us > 0) diag["clock_skew_s"] = static_cast<double>(d.blame.skew_us) / 1e6;
   json coll = json::array();
   for (const auto& p : d.blame.collateral) coll.push_back(party_json(p));
@@ -1037,8 +1092,8 @@ json diagnosis_json(const Diagnosis& d, const LogReader& r) {
     json c = party_json(d.blame.claim);
     c["correct"] = !d.blame.claim_wrong;
     if (d.blame.claim_wrong) c["note"] = d.blame.claim_note;
-    // With the start withheld (an input cut before it) the claim is not judged either.
-    if (!d.blame.withheld.empty()) c["correct"] = nullptr;
+    // With the start withheld (an input cut before it), or not decided, the claim is not judged.
+    if (!d.blame.withheld.empty() || !d.blame.found) c["correct"] = nullptr;
     diag["launcher_claim"] = c;
   } else {
     diag["launcher_claim"] = nullptr;
@@ -1080,6 +1135,13 @@ std::string render_diagnosis(const Diagnosis& d, const LogReader& r) {
                        b.initiating.when.known() ? " at " + when_text(b.initiating.when) : "", b.initiating.what);
   } else if (b.have_alike) {
     out += fmt::format("Started by: no single rank: {} all met {}\n", party_subject(b.alike), b.alike.what);
+  } else if (!b.disagreeing.empty()) {
+    std::vector<std::string> sides;
+    size_t named = 0;
+    for (const auto& p : b.disagreeing) sides.push_back(party_subject(p)), named += p.ranks.size();
+    out += fmt::format("Started by: not decided from this input: {} {}, and nothing shows which side went wrong first: "
+                       "add the other ranks' logs (the side no other rank shares is the odd one)\n",
+                       fmt::join(sides, "; "), named == 1 ? "differs from a rank the input does not name" : "disagree");
   } else {
     out += "Started by: not decided from this input\n";
   }
@@ -1093,6 +1155,7 @@ std::string render_diagnosis(const Diagnosis& d, const LogReader& r) {
     out += fmt::format("Launcher:   {}{}\n", b.claim.what,
                        !b.withheld.empty() ? " (not judged: who started it is not decided)"
                        : b.claim_wrong     ? " -- WRONG: " + b.claim_note
+                       : !b.found          ? " (a claim only: nothing in the input shows that process failing first)"
                                            : " (agrees)");
   int errors = 0, warnings = 0;
   for (const auto& x : d.findings) (x.f.severity == Severity::error ? errors : warnings)++;

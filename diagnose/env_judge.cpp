@@ -21,14 +21,28 @@ struct Env {
   std::string host;
   std::set<int> ranks;
   std::vector<const Fact*> all, wheels, torch_nccl, files, absent, torch, drivers, driver_cuda;
+  std::vector<const Fact*> packages;  // system NCCL packages and an image's NCCL_VERSION (a = version)
 };
 
 bool in_site_packages(const std::string& path) {
   return path.find("site-packages") != std::string::npos || path.find("dist-packages") != std::string::npos;
 }
 
+// The one host the shell prompts of a file name, per file ("" for a file naming none or several):
+// the lines pasted before its first prompt came from the same shell.
+std::map<std::string, std::string> prompt_host_of_files(const std::vector<Fact>& facts) {
+  std::map<std::string, std::set<std::string>> hosts;
+  for (const auto& f : facts)
+    if (!f.who.host.empty()) hosts[f.evidence.file].insert(f.who.host);
+  std::map<std::string, std::string> out;
+  for (const auto& [file, hs] : hosts)
+    if (hs.size() == 1) out[file] = *hs.begin();
+  return out;
+}
+
 std::map<std::string, Env> environments(const std::vector<Fact>& facts) {
   std::map<std::string, Env> out;
+  const std::map<std::string, std::string> file_host = prompt_host_of_files(facts);
   for (const auto& f : facts) {
     std::vector<const Fact*> Env::*list = nullptr;
     switch (f.kind) {
@@ -39,13 +53,21 @@ std::map<std::string, Env> environments(const std::vector<Fact>& facts) {
       case Fact::Kind::torch_version: list = &Env::torch; break;
       case Fact::Kind::driver_version: case Fact::Kind::nvml_mismatch: list = &Env::drivers; break;
       case Fact::Kind::driver_cuda: list = &Env::driver_cuda; break;
+      case Fact::Kind::nccl_version:
+        if (f.evidence.signal.rfind("install.", 0) == 0) list = &Env::packages;
+        break;
       default: break;
     }
     if (list == nullptr) continue;
-    std::string key = !f.who.host.empty() ? f.who.host : f.who.proc;
+    std::string host = f.who.host;
+    if (host.empty() && f.who.rank < 0) {
+      auto it = file_host.find(f.evidence.file);
+      if (it != file_host.end()) host = it->second;
+    }
+    std::string key = !host.empty() ? host : f.who.proc;
     Env& e = out[key];
     e.name = key;
-    e.host = f.who.host;
+    e.host = host;
     if (f.who.rank >= 0) e.ranks.insert(f.who.rank);
     (e.*list).push_back(&f);
     e.all.push_back(&f);
@@ -103,6 +125,16 @@ std::string wheels_text(const Env& e) {
   return fmt::format("{}", fmt::join(w, ", "));
 }
 
+// "2.15.5 (+cuda11.8)" for every system package version; "" when none.
+std::string packages_text(const Env& e) {
+  std::map<std::string, std::string> cuda;  // version -> its +cuda build, where a line printed one
+  for (const Fact* f : e.packages)
+    if (cuda[f->a].empty()) cuda[f->a] = f->b;
+  std::vector<std::string> v;
+  for (const auto& [version, build] : cuda) v.push_back(build.empty() ? version : fmt::format("{} (+cuda{})", version, build));
+  return fmt::format("{}", fmt::join(v, ", "));
+}
+
 // System libnccl files and conda's NCCL: "/usr/lib/x86_64-linux-gnu/libnccl.so.2.19.3 (2.19.3)".
 std::vector<const Fact*> system_nccl(const Env& e) {
   std::vector<const Fact*> out;
@@ -129,6 +161,8 @@ std::string torch_nccl_message(const Env& e, const TorchNcclView& v) {
   std::vector<std::string> sys;
   for (const Fact* f : v.sys) sys.push_back(fmt::format("NCCL {} ({})", f->b, f->a));
   if (!sys.empty() && !any_version(v.sys, v.built, true)) parts.push_back(fmt::format("the system has {}", fmt::join(sys, ", ")));
+  if (!e.packages.empty() && !any_version(e.packages, v.built, false))
+    parts.push_back(fmt::format("the system's NCCL package is {}", packages_text(e)));
   return fmt::format("{}: PyTorch was built with NCCL {} (torch.cuda.nccl.version()), but {}", subject(e), v.built,
                      fmt::join(parts, "; "));
 }
@@ -143,18 +177,22 @@ void torch_nccl(const Env& e, std::vector<JudgedFact>* out) {
   v.sys = system_nccl(e);
   bool wheel_differs = !v.wheel.empty() && !any_version(e.wheels, v.built, false);
   bool sys_differs = !v.sys.empty() && !any_version(v.sys, v.built, true);
-  if (!wheel_differs && !sys_differs) return;
+  bool pkg_differs = !e.packages.empty() && !any_version(e.packages, v.built, false);
+  if (!wheel_differs && !sys_differs && !pkg_differs) return;
   // A wheel older than the build can lack functions PyTorch calls; the system's copy only matters
   // to programs that resolve it (or to PyTorch when it wins on LD_LIBRARY_PATH).
   bool older = wheel_differs && compare_driver_versions(v.wheel, v.built) < 0;
   std::vector<const Fact*> ev = e.torch_nccl;
   ev.insert(ev.end(), e.wheels.begin(), e.wheels.end());
   ev.insert(ev.end(), v.sys.begin(), v.sys.end());
+  ev.insert(ev.end(), e.packages.begin(), e.packages.end());
   JudgedFact jf = finding(e, FindingCode::torch_nccl_mismatch, older ? Severity::error : Severity::warning, ev);
   Finding& f = jf.finding;
   f.message = torch_nccl_message(e, v);
   f.expected = fmt::format("NCCL {} (the NCCL PyTorch was built with)", v.built);
-  f.found = wheel_differs ? wheels_text(e) : fmt::format("NCCL {} ({})", v.sys.front()->b, v.sys.front()->a);
+  f.found = wheel_differs ? wheels_text(e)
+            : sys_differs ? fmt::format("NCCL {} ({})", v.sys.front()->b, v.sys.front()->a)
+                          : "NCCL " + packages_text(e);
   f.fix = fmt::format("make PyTorch load NCCL {}: reinstall the nvidia-nccl-cu* wheel PyTorch requires (pip show torch "
                       "lists it) and keep other libnccl directories off LD_LIBRARY_PATH and LD_PRELOAD; check with "
                       "NCCL_DEBUG=VERSION, which prints the NCCL a process loaded",
@@ -276,6 +314,37 @@ void driver_too_old(const Env& e, std::vector<JudgedFact>* out) {
   out->push_back(std::move(jf));
 }
 
+// Without PyTorch in the environment: system NCCL libraries and packages of different versions
+// side by side (a build's own libnccl.so.2 beside the system's, an installed package beside the
+// one meant): which one a program gets depends on its RPATH and LD_LIBRARY_PATH, so a program
+// built against one can load the other.
+void system_versions(const Env& e, std::vector<JudgedFact>* out) {
+  if (!e.torch_nccl.empty() || !e.wheels.empty()) return;
+  std::map<std::string, std::vector<const Fact*>> by_version;
+  for (const Fact* f : system_nccl(e)) by_version[f->b].push_back(f);
+  for (const Fact* f : e.packages) by_version[f->a].push_back(f);
+  if (by_version.size() < 2) return;
+  std::vector<std::string> seen;
+  std::vector<const Fact*> ev;
+  for (const auto& [v, fs] : by_version) {
+    const Fact* f = fs.front();
+    bool file = f->kind == Fact::Kind::nccl_file;
+    seen.push_back(file ? fmt::format("NCCL {} ({})", v, f->a)
+                        : fmt::format("NCCL {}{} (package)", v, f->b.empty() ? "" : " +cuda" + f->b));
+    ev.push_back(f);
+  }
+  JudgedFact jf = finding(e, FindingCode::nccl_version_mismatch, Severity::warning, ev);
+  Finding& f = jf.finding;
+  f.message = fmt::format("{} holds {} NCCL versions side by side: {}; a program gets whichever its RPATH or LD_LIBRARY_PATH "
+                          "finds first, which need not be the one it was built against",
+                          subject(e), by_version.size(), fmt::join(seen, ", "));
+  f.expected = "one NCCL version";
+  f.found = fmt::format("{}", fmt::join(seen, ", "));
+  f.fix = "keep one NCCL: remove the other library or package, or point the program at the one it was built against "
+          "(its RPATH, or LD_LIBRARY_PATH); NCCL_DEBUG=VERSION prints the one a process loaded";
+  out->push_back(std::move(jf));
+}
+
 // Environments (hosts a prompt named, or separate files) that report different PyTorch versions.
 void torch_versions(const std::map<std::string, Env>& envs, std::vector<JudgedFact>* out) {
   std::map<std::string, std::vector<const Env*>> by_version;
@@ -346,6 +415,7 @@ std::vector<JudgedFact> judge_env_facts(const std::vector<Fact>& facts) {
     wheel_conflict(e, &out);
     if (!loaded_any) torch_nccl(e, &out);
     symbol_absent(e, &out);
+    if (!loaded_any) system_versions(e, &out);
     driver_too_old(e, &out);
     if (!nvml) driver_mismatch(e, &out);
   }

@@ -217,7 +217,9 @@ size_t host_index_prefix(std::string_view s, LineLabel* label) {
   size_t n;
   if (!parse_dec(s.substr(i + 1), &v, &n) || i + 1 + n >= s.size() || s[i + 1 + n] != ']') return 0;
   label->host = std::string(s.substr(1, i - 1));
-  label->worker = std::string(s.substr(1, i + n));
+  // The number as a number: Open MPI pads a pid ("[gpu-k3:08445]") that its own end-of-job
+  // block prints without padding ("with PID 8445"); one process, one key.
+  label->worker = fmt::format("{}:{}", label->host, v);
   size_t end = i + 2 + n;
   return end < s.size() && s[end] == ':' ? end + 1 : end;
 }
@@ -402,6 +404,39 @@ size_t named_host_prefix(std::string_view s, LineLabel* label, HostLabels* learn
   return i + 2;
 }
 
+// Polyaxon's "UTC master.0 -- " after its time stamp: a time zone, then a replica's name and
+// " -- ". Taken only after a time stamp, so that a message's own " -- " stays.
+size_t replica_prefix(std::string_view s) {
+  size_t i = 0;
+  if (starts(s, "UTC ") || starts(s, "GMT ")) i = 4;
+  size_t b = i;
+  while (i < s.size() && i - b < 64 && host_char(s[i])) ++i;
+  if (i == b || !starts(s.substr(i), " -- ")) return 0;
+  return i + 4;
+}
+
+// mpirun's "[1,0]<stderr>:" tags glued inside a line (its output of one process, interleaved by
+// the writes of another stream): removed from `from` on, so the words they split join again.
+void drop_glued_tags(std::string* line, size_t from) {
+  std::string out = line->substr(0, from);
+  size_t i = from;
+  while (i < line->size()) {
+    if ((*line)[i] == '[') {
+      size_t j = i + 1, commas = 0;
+      while (j < line->size() && j - i < 24 && (is_digit((*line)[j]) || (*line)[j] == ',')) commas += (*line)[j++] == ',';
+      std::string_view rest = std::string_view(*line).substr(j);
+      bool tag = commas == 1 && j > i + 3 &&
+                 (starts(rest, "]<stdout>:") || starts(rest, "]<stderr>:") || starts(rest, "]<stddiag>:"));
+      if (tag) {
+        i = j + (starts(rest, "]<stddiag>:") ? 11 : 10);
+        continue;
+      }
+    }
+    out.push_back((*line)[i++]);
+  }
+  line->swap(out);
+}
+
 }  // namespace
 
 std::string_view repair_line(std::string* line, LineLabel* label, HostLabels* learned) {
@@ -430,6 +465,10 @@ std::string_view repair_line(std::string* line, LineLabel* label, HostLabels* le
       used = parse_timestamp(s, &w);
       if (used > 0) {
         if (!label->when.known()) label->when = w;
+        size_t sp = used;
+        while (sp < s.size() && is_space(s[sp])) ++sp;
+        size_t replica = replica_prefix(s.substr(sp));
+        if (replica > 0) used = sp + replica;
       } else if ((used = ip_prefix(s, label)) == 0) {
         long long v = 0;
         size_t n;
@@ -447,6 +486,11 @@ std::string_view repair_line(std::string* line, LineLabel* label, HostLabels* le
     }
     if (used == 0) break;
     s.remove_prefix(used);
+  }
+  if (s.find("]<std") != std::string_view::npos) {
+    size_t at = static_cast<size_t>(s.data() - line->data());
+    drop_glued_tags(line, at);
+    s = std::string_view(*line).substr(at);
   }
   // The glog header of PyTorch's records ("[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607]")
   // stays in the text, but its time is the line's time.

@@ -130,6 +130,11 @@ void LogReader::add_launcher(LauncherEntry e) {
   if (keep_event(4, -1, launcher.size())) launcher.push_back(std::move(e));
 }
 
+int LogReader::find_process(const std::string& key) const {
+  auto it = proc_index_.find(key);
+  return it == proc_index_.end() ? -1 : it->second;
+}
+
 int LogReader::process_by_key(const std::string& key, int rank) {
   auto it = proc_index_.find(key);
   if (it != proc_index_.end()) return it->second;
@@ -628,7 +633,59 @@ void LogReader::store_call(std::pair<int, int> at, const CollCall& call) {
   else stream_.add(at.first, at.second, call);
 }
 
+// One host, one name: a short name and its FQDN that both appear in the input ("gpu-a17" in a
+// launcher's summary, "gpu-a17.cluster.local" in NCCL's headers) are one host, named by the short
+// name everywhere; a process known as FQDN:pid is the one known as short:pid.
+void LogReader::unify_host_names() {
+  std::set<std::string> names;
+  auto note = [&](const std::string& h) {
+    if (!h.empty() && names.size() < 100000) names.insert(h);
+  };
+  for (const auto& p : processes) note(p.host);
+  for (const auto& e : launcher) note(e.host);
+  for (const auto& f : failures) note(f.who.host);
+  for (const auto& f : facts) note(f.who.host);
+  for (const auto& r : reported) note(r.who.host);
+  std::map<std::string, std::string> to_short;
+  for (const auto& h : names) {
+    size_t dot = h.find('.');
+    if (dot == std::string::npos || dot == 0) continue;
+    std::string short_name = h.substr(0, dot);
+    bool address = std::all_of(short_name.begin(), short_name.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!address && names.count(short_name)) to_short.emplace(h, short_name);
+  }
+  if (to_short.empty()) return;
+  auto fix = [&](std::string& h) {
+    auto it = to_short.find(h);
+    if (it != to_short.end()) h = it->second;
+  };
+  for (auto& e : launcher) fix(e.host);
+  for (auto& f : failures) fix(f.who.host);
+  for (auto& f : facts) fix(f.who.host);
+  for (auto& w : watch) fix(w.who.host);
+  for (auto& r : reported) fix(r.who.host);
+  for (size_t i = 0; i < processes.size(); ++i) {
+    Process& p = processes[i];
+    fix(p.host);
+    size_t colon = p.key.rfind(':');
+    if (colon == std::string::npos) continue;
+    auto it = to_short.find(p.key.substr(0, colon));
+    if (it == to_short.end()) continue;
+    std::string key = it->second + p.key.substr(colon);
+    auto same = proc_index_.find(key);
+    if (same == proc_index_.end()) {
+      proc_index_.emplace(key, static_cast<int>(i));
+      p.key = key;
+    } else if (same->second != static_cast<int>(i) && (p.rank < 0 || p.rank_weak)) {
+      const Process& other = processes[static_cast<size_t>(same->second)];
+      if (other.rank >= 0) p.rank = other.rank, p.rank_weak = other.rank_weak;
+      p.key = key;
+    }
+  }
+}
+
 void LogReader::resolve_identities() {
+  unify_host_names();
   // The launcher's summary names each failed rank's host: processes known by rank only get it.
   std::map<int, std::string> host_of_rank;
   for (const auto& e : launcher)

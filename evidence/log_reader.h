@@ -120,6 +120,8 @@ class LogReader {
   void bad(const FileState& st, std::string_view text);
   int process_for(const LineLabel& lab, std::string_view host, long long pid);
   int process_by_key(const std::string& key, int rank);
+  // The process of that key ("host:pid", "rank 3"); -1 when none is known yet.
+  int find_process(const std::string& key) const;
   void add_failure(Failure f);
   void add_fact(Fact f);
   void add_watch(WatchRecord w);
@@ -148,6 +150,7 @@ class LogReader {
   bool dispatch(const Hit& hit, Record& rec);
   void end_file(FileState& st);
   void resolve_identities();
+  void unify_host_names();
   void tie_quoted_warn(std::string_view text, int proc);
   void date_events();
 

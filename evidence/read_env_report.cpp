@@ -153,7 +153,8 @@ void read_env(const Hit& hit, Record& rec) {
     add(rec, Fact::Kind::nccl_file, rec.proc, "conda " + std::string(hit.get(Field::name)), v, evidence_of(hit, rec));
   } else if (kind == "nccl_file") {
     std::string_view path = hit.get(Field::path);
-    std::string ver = version_of_file(hit.has(Field::value) ? hit.get(Field::value) : path);
+    // A package file names its version itself (libnccl-2.11.4-1+cuda11.4.x86_64.rpm).
+    std::string ver = hit.has(Field::version) ? v : version_of_file(hit.has(Field::value) ? hit.get(Field::value) : path);
     if (ver.empty()) ver = version_of_file(path);
     add(rec, Fact::Kind::nccl_file, rec.proc, std::string(cut(path, 200)), ver, evidence_of(hit, rec));
   } else if (kind == "pip_show") {
@@ -190,6 +191,7 @@ void read_horovod_stall(const Hit& hit, Record& rec) {
   ++rec.r.records;
   // A paste that glued the list onto the header.
   size_t m = rec.text.find("Missing ranks:");
+  if (m == std::string_view::npos) m = rec.text.find("Stalled ranks:");
   if (m != std::string_view::npos) env_line(rec.text.substr(m), rec);
 }
 
@@ -198,7 +200,8 @@ namespace {
 // One line inside Horovod's report. env_name is "open" while a "N: [" list has not closed.
 bool horovod_line(std::string_view t, Record& rec) {
   FileState& st = rec.st;
-  if (starts(t, "Missing ranks:")) {
+  // "Stalled ranks:" in newer releases: the same list, the ranks that did not submit the tensors.
+  if (starts(t, "Missing ranks:") || starts(t, "Stalled ranks:")) {
     t = trim(t.substr(14));
     if (t.empty()) return true;
   }
@@ -221,7 +224,7 @@ bool horovod_line(std::string_view t, Record& rec) {
   }
   // A terminal-wrapped tensor list continues until its "]".
   if (st.env_name == "open") {
-    if (t.back() == ']') st.env_name.clear();
+    if (!t.empty() && t.back() == ']') st.env_name.clear();
     return true;
   }
   return false;

@@ -296,10 +296,15 @@ void read_ranks(const Hit& hit, Record& rec) {
     Failure f;
     f.kind = kind;
     f.who = Who{-1, rank, "", fmt::format("rank {}", rank)};
-    f.what = short_what(hit.text);
+    // A line that points at a rank is another rank's: its words are not this rank's own error.
+    f.what = kind == Failure::Kind::pointed_to ? "named by another rank's error: " + short_what(hit.text)
+                                               : short_what(hit.text);
     f.evidence = evidence_of(hit, rec);
     rec.r.add_failure(std::move(f));
   }
+  // The rank that points at another waited on it: it only followed.
+  if (kind == Failure::Kind::pointed_to && rec.r.valid_process(rec.proc))
+    rec.r.add_failure(failure_of(hit, rec, Failure::Kind::aborted));
 }
 
 void read_pair(const Hit& hit, Record& rec) { read_report(hit, rec); }

@@ -58,6 +58,9 @@ std::string_view fingerprint_text(std::string_view t, size_t at) {
   return t.substr(at, but == std::string_view::npos ? std::string_view::npos : but - at);
 }
 
+// " of 129 elements", or "" when the fingerprint gave no shape.
+std::string shape_words(long long numel) { return numel < 0 ? "" : fmt::format(" of {} elements", numel); }
+
 }  // namespace
 
 void read_fingerprint(const Hit& hit, Record& rec) {
@@ -92,31 +95,37 @@ void read_fingerprint(const Hit& hit, Record& rec) {
     ++found;
   }
   if (found == 0) rec.r.bad(rec.st, t);
-  // Both sides of one two-rank report at different positions cannot be aligned with anything:
-  // the report itself is the finding, naming both ranks and no culprit.
+  // Both sides of one two-rank report at different positions, or without positions (before
+  // PyTorch 2.1, where a report of another line may be another collective altogether), cannot be
+  // aligned with anything: the report itself is the finding, naming both ranks and no culprit.
   size_t n = rec.r.watch.size();
-  if (found == 2 && n >= 2 && rec.r.watch[n - 1].seq != rec.r.watch[n - 2].seq) {
+  if (found == 2 && n >= 2 && (rec.r.watch[n - 1].seq != rec.r.watch[n - 2].seq || rec.r.watch[n - 1].seq < 0)) {
     const WatchRecord& a = rec.r.watch[n - 2];
     const WatchRecord& b = rec.r.watch[n - 1];
     Reported rep;
     rep.kind = Reported::Kind::pair_mismatch;
     rep.ranks = {a.group_rank, b.group_rank};
-    rep.detail = fmt::format("rank {} is at SequenceNumber {} {} while rank {} is at SequenceNumber {} {} "
-                             "(TORCH_DISTRIBUTED_DEBUG=DETAIL)",
-                             a.group_rank, a.seq, a.op, b.group_rank, b.seq, b.op);
+    rep.detail = a.seq < 0 && b.seq < 0
+                     ? fmt::format("rank {} runs {}{} while rank {} runs {}{} (TORCH_DISTRIBUTED_DEBUG=DETAIL)", a.group_rank,
+                                   a.op, shape_words(a.numel_in), b.group_rank, b.op, shape_words(b.numel_in))
+                     : fmt::format("rank {} is at SequenceNumber {} {} while rank {} is at SequenceNumber {} {} "
+                                   "(TORCH_DISTRIBUTED_DEBUG=DETAIL)",
+                                   a.group_rank, a.seq, a.op, b.group_rank, b.seq, b.op);
     rep.evidence = a.evidence;
     rec.r.add_reported(std::move(rep));
   }
-  // PyTorch 1.x's one-sided form, "Rank R is running inconsistent collective: ...", printed by a
-  // rank whose own fingerprint differs from R's: R is named, the printing rank is not.
+  // PyTorch 1.x's one-sided form, "Rank R is running inconsistent collective: ...", printed by
+  // rank R itself (ProcessGroupWrapper prints its own rank and fingerprint) when its fingerprint
+  // differs from another rank's: R is one side of the disagreement, not shown to be the odd one.
   if (found == 1 && n >= 1 && t.find("inconsistent collective") != std::string_view::npos &&
       t.find(", but Rank") == std::string_view::npos) {
     const WatchRecord& a = rec.r.watch[n - 1];
     Reported rep;
     rep.kind = Reported::Kind::pair_mismatch;
     rep.ranks = {a.group_rank};
-    rep.detail = fmt::format("PyTorch names rank {} as running an inconsistent collective, {} (TORCH_DISTRIBUTED_DEBUG=DETAIL)",
-                             a.group_rank, a.op.empty() ? "of another kind or shape" : a.op);
+    rep.detail = fmt::format("rank {} reports that its collective, {}, differs from another rank's, which the line does not "
+                             "name (TORCH_DISTRIBUTED_DEBUG=DETAIL)",
+                             a.group_rank, a.op.empty() ? "of some kind" : a.op);
     rep.evidence = a.evidence;
     rec.r.add_reported(std::move(rep));
   }

@@ -31,6 +31,19 @@ std::string signal_name(std::string_view s) {
   return std::string(s);
 }
 
+// A launcher's line naming a job rank with its host and pid ("process rank 0 with PID 8445 on
+// node gpu-k3") names the process its own lines ("[gpu-k3:08445] Signal: ...") are from.
+void name_process_by_launcher(LogReader& r, const LauncherEntry& e) {
+  if (e.local || e.rank < 0 || e.pid <= 0 || e.host.empty()) return;
+  int idx = r.find_process(fmt::format("{}:{}", e.host, e.pid));
+  if (!r.valid_process(idx)) return;
+  Process& p = r.processes[static_cast<size_t>(idx)];
+  if (p.rank < 0 || p.rank_weak) {
+    p.rank = e.rank;
+    p.rank_weak = false;
+  }
+}
+
 }  // namespace
 
 void read_launcher(const Hit& hit, Record& rec) {
@@ -62,6 +75,7 @@ void read_launcher(const Hit& hit, Record& rec) {
   if (e.signal.empty() && (e.exitcode.find("Killed") != std::string::npos || e.exitcode == "-9")) e.signal = "SIGKILL";
   e.evidence = rec.r.evidence(rec.st, rec.text);
   e.evidence.signal = hit.signal->id;
+  name_process_by_launcher(rec.r, e);
   rec.r.add_launcher(std::move(e));
 }
 

@@ -95,8 +95,16 @@ void diagnosis_lines(const json& d, Lead* out) {
   const json none;
   const json& init = d.is_object() && d.contains("initiating") ? d["initiating"] : none;
   const json& alike = d.is_object() && d.contains("met_alike") ? d["met_alike"] : none;
+  std::vector<std::string> sides;
+  size_t named = 0;
+  for (const auto& p : arr(d, "disagreeing")) sides.push_back(party_subject_of(p)), named += arr(p, "ranks").size();
   out->lines.push_back(init.is_object()    ? "Started by: " + party_line(init)
                        : alike.is_object() ? "Started by: no single rank: " + party_line(alike)
+                       : !sides.empty()    ? fmt::format("Started by: not decided from this input: {} {}, and nothing shows "
+                                                         "which side went wrong first: add the other ranks' logs "
+                                                         "(the side no other rank shares is the odd one)",
+                                                         fmt::join(sides, "; "),
+                                                         named == 1 ? "differs from a rank the input does not name" : "disagree")
                                            : "Started by: not decided from this input");
   std::vector<std::string> parts;
   for (const auto& c : arr(d, "collateral"))
@@ -105,9 +113,12 @@ void diagnosis_lines(const json& d, Lead* out) {
   else if (init.is_object()) out->lines.push_back("Followed:   no other rank's failure is in the input");
   const json& claim = d.is_object() && d.contains("launcher_claim") ? d["launcher_claim"] : none;
   if (claim.is_object()) {
-    bool wrong = claim.contains("correct") && claim["correct"].is_boolean() && !claim["correct"].get<bool>();
+    bool judged = claim.contains("correct") && claim["correct"].is_boolean();
+    bool wrong = judged && !claim["correct"].get<bool>();
     out->lines.push_back(fmt::format("Launcher:   {}{}", str(claim, "what"),
-                                     wrong ? " -- WRONG: " + str(claim, "note") : " (agrees)"));
+                                     wrong     ? " -- WRONG: " + str(claim, "note")
+                                     : judged  ? " (agrees)"
+                                               : " (not judged: who started it is not decided)"));
   }
   std::string why = str(d, "inconclusive");
   if (!why.empty()) out->lines.push_back("could not decide: " + why);

@@ -243,7 +243,10 @@ TEST_CASE("a rank whose watchdog lines name no process group is compared with th
   for (const auto& x : d.findings)
     if (x.f.code == FindingCode::collective_mismatch) named.insert(x.f.ranks.begin(), x.f.ranks.end());
   CHECK(named == std::set<int>{1, 5});
-  CHECK(d.blame.initiating.ranks == std::vector<int>{1, 5});
+  // Two ranks, no majority: they disagree, and neither started it.
+  CHECK_FALSE(d.blame.found);
+  REQUIRE(d.blame.disagreeing.size() == 1);
+  CHECK(d.blame.disagreeing[0].ranks == std::vector<int>{1, 5});
 }
 
 TEST_CASE("a rank whose heartbeat monitor found its watchdog stuck is the suspect; stuck after its own timeout, it only follows") {

@@ -356,9 +356,12 @@ TEST_CASE("a rank that passed monitoredBarrier names the rank it got errors from
   LogReader r = denpex::diag::test::read_log(
       "[E ProcessGroupGloo.cpp:138] Rank 5 successfully reached monitoredBarrier, but received errors while waiting "
       "for send/recv from rank 0. Please check rank 0 logs for faulty rank.\n");
-  REQUIRE(r.failures.size() == 1);
+  REQUIRE(r.failures.size() == 2);
   CHECK(r.failures[0].kind == Failure::Kind::pointed_to);
   CHECK(r.failures[0].who.rank == 0);
+  // The process that printed it waited on rank 0: it only followed.
+  CHECK(r.failures[1].kind == Failure::Kind::aborted);
+  CHECK(r.failures[1].who.rank != 0);
 }
 
 TEST_CASE("a network error's own 'Error: N' is no exception; terminate's announcement is not the failure") {

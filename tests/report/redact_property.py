@@ -99,6 +99,10 @@ def run(probe, case, work):
     outputs = {"text": p.stdout.decode("utf-8", "replace"), "stderr": p.stderr.decode("utf-8", "replace")}
     for label, f in (("json", red), ("html", page)):
         outputs[label] = open(f, encoding="utf-8", errors="replace").read() if os.path.exists(f) else ""
+    # The redaction's own placeholders (host-N, user-N, /path-N) are not names: a user called
+    # "user" is replaced by "user-1", which holds the word without leaking it.
+    placeholders = re.compile(r"(?<![A-Za-z0-9])(?:host|user|path)-\d+(?![A-Za-z0-9])")
+    outputs = {label: placeholders.sub("<redacted>", out) for label, out in outputs.items()}
     leaks = []
     for t in sorted(names(tokens)):
         pattern = re.compile(r"(?<![A-Za-z0-9])" + re.escape(t) + r"(?![A-Za-z0-9])")

@@ -45,17 +45,18 @@ grep -q "TensorShape=\[51123456\]" <<<"$line" || no "the evidence is not the use
 for v in 51123456 195812480; do
   grep -q "<mark>$v</mark>" "$tmp/r.html" || no "the page does not mark rank's size $v in the evidence line"
 done
-# No other rank failed here, so no Followed line; the message Started by carries is not repeated
-# in the finding's block.
+# No other rank failed here, so no Followed line. Two ranks with no majority: Started by names
+# them as disagreeing, neither as the start; the finding's message is printed once, in its block.
 grep -q '^Followed:' "$tmp/out" && no "a Followed line with no other rank's failure in the input"
-msg=$(sed -n 's/^Started by: ranks 0-1: //p' "$tmp/out")
-[ -n "$msg" ] || no "Started by does not carry the finding's message"
+grep -q '^Started by: not decided from this input: ranks 0-1 disagree' "$tmp/out" || no "Started by does not name ranks 0-1 as disagreeing"
+msg=$(sed -n 's/^  \(TORCH_DISTRIBUTED_DEBUG=DETAIL caught .*\)$/\1/p' "$tmp/out")
+[ -n "$msg" ] || no "the finding's message is not in its block"
 [ -n "$msg" ] && [ "$(grep -cF -- "$msg" "$tmp/out")" != 1 ] && no "the message is printed $(grep -cF -- "$msg" "$tmp/out") times"
-# What fits a ticket: Started by, the verdict, the finding (code, found, evidence, fix, the note
-# saying the verify line is for the rerun's logs, verify), what was read, and the two blank lines
-# around the finding.
+# What fits a ticket: Started by, the verdict, the finding (code, message, found, evidence, fix,
+# the note saying the verify line is for the rerun's logs, verify), what was read, and the two
+# blank lines around the finding.
 lines=$(wc -l <"$tmp/out")
-[ "$lines" -le 11 ] || no "$lines lines of text"
+[ "$lines" -le 12 ] || no "$lines lines of text"
 echo "the text report: $lines lines"
 [ $fail -eq 0 ] && echo PASS
 exit $fail
