@@ -83,6 +83,72 @@ std::string cuda_version_from_code(int code) {
   return fmt::format("{}.{}", code / 1000, (code % 1000) / 10);
 }
 
+namespace {
+
+// Not loaded (not trusted, or an image's): the file speaks for itself.
+void driver_read_statically(const LibraryProbe& lp, CudaDriverInfo* out) {
+  CudaDriverInfo& d = *out;
+  const char* why = lp.not_loaded == NotLoaded::image
+                        ? "read from the image, not loaded"
+                        : "read, not loaded (writable by another user)";
+  // Without loading it the file speaks for itself: the stub by its contents, a real driver
+  // by its file name (libcuda.so.<driver version>), and the CUDA version that driver
+  // supports by NVIDIA's table.
+  if (is_toolkit_stub(lp.host, d.library)) {
+    d.status = DriverStatus::stub;
+    d.error = fmt::format("{} is the CUDA toolkit's stub driver (built from stub.c, {}); "
+                          "every CUDA call would return CUDA_ERROR_STUB_LIBRARY",
+                          d.library, why);
+    return;
+  }
+  if (d.library_version.empty()) {
+    d.status = DriverStatus::version_unknown;
+    d.error = fmt::format("{}: {}; its file name carries no driver version, so the CUDA "
+                          "version it supports is unknown",
+                          d.library, why);
+    return;
+  }
+  d.status = DriverStatus::ok;
+  d.cuda_version = cuda_version_for_driver(d.library_version);
+  if (!d.cuda_version.empty()) d.cuda_version_from = "driver-table";
+}
+
+// What cuDriverGetVersion, called in the isolated child, answered.
+void driver_from_call(const LibraryProbe& lp, CudaDriverInfo* out) {
+  CudaDriverInfo& d = *out;
+  switch (lp.call.status) {
+    case VersionCallStatus::no_library:
+      d.status = DriverStatus::error;
+      d.error = fmt::format("loading {}: {}", d.library, lp.call.error);
+      return;
+    case VersionCallStatus::no_symbol:
+      d.status = DriverStatus::error;
+      d.error = fmt::format("loading {}: does not export cuDriverGetVersion", d.library);
+      return;
+    case VersionCallStatus::loaded:
+      break;
+  }
+  const int rc = lp.call.rc;
+  const int v = lp.call.value;
+  if (rc == kCudaErrorStubLibrary) {
+    d.status = DriverStatus::stub;
+    d.error = fmt::format("{} is the CUDA toolkit's stub driver (cuDriverGetVersion returned "
+                          "CUDA_ERROR_STUB_LIBRARY)", d.library);
+    return;
+  }
+  if (rc != 0) {
+    d.status = DriverStatus::error;
+    d.error = fmt::format("cuDriverGetVersion returned CUDA error {}", rc);
+    return;
+  }
+  d.status = DriverStatus::ok;
+  d.driver_api_version = v;
+  d.cuda_version = cuda_version_from_code(v);
+  if (!d.cuda_version.empty()) d.cuda_version_from = "cuDriverGetVersion";
+}
+
+}  // namespace
+
 CudaDriverInfo probe_cuda_driver(const ProbeContext& ctx, std::vector<std::string>* untrusted) {
   CudaDriverInfo d;
   for (const auto& f : ctx.kernel_version_files) {
@@ -116,65 +182,13 @@ CudaDriverInfo probe_cuda_driver(const ProbeContext& ctx, std::vector<std::strin
   d.library_version = driver_version_from_filename(d.library);
   d.forward_compat = in_cuda_compat_dir(d.library);
   if (lp.step == LibraryStep::not_loaded) {
-    const char* why = lp.not_loaded == NotLoaded::image
-                          ? "read from the image, not loaded"
-                          : "read, not loaded (writable by another user)";
-    // Without loading it the file speaks for itself: the stub by its contents, a real driver
-    // by its file name (libcuda.so.<driver version>), and the CUDA version that driver
-    // supports by NVIDIA's table.
-    if (is_toolkit_stub(lp.host, d.library)) {
-      d.status = DriverStatus::stub;
-      d.error = fmt::format("{} is the CUDA toolkit's stub driver (built from stub.c, {}); "
-                            "every CUDA call would return CUDA_ERROR_STUB_LIBRARY",
-                            d.library, why);
-      return d;
-    }
-    if (d.library_version.empty()) {
-      d.status = DriverStatus::version_unknown;
-      d.error = fmt::format("{}: {}; its file name carries no driver version, so the CUDA "
-                            "version it supports is unknown",
-                            d.library, why);
-      return d;
-    }
-    d.status = DriverStatus::ok;
-    d.cuda_version = cuda_version_for_driver(d.library_version);
-    if (!d.cuda_version.empty()) d.cuda_version_from = "driver-table";
-    return d;
-  }
-  if (lp.step == LibraryStep::isolation_failed) {
+    driver_read_statically(lp, &d);
+  } else if (lp.step == LibraryStep::isolation_failed) {
     d.status = DriverStatus::error;
     d.error = fmt::format("cuDriverGetVersion in {} {}", d.library, lp.error);
-    return d;
+  } else {
+    driver_from_call(lp, &d);
   }
-  switch (lp.call.status) {
-    case VersionCallStatus::no_library:
-      d.status = DriverStatus::error;
-      d.error = fmt::format("loading {}: {}", d.library, lp.call.error);
-      return d;
-    case VersionCallStatus::no_symbol:
-      d.status = DriverStatus::error;
-      d.error = fmt::format("loading {}: does not export cuDriverGetVersion", d.library);
-      return d;
-    case VersionCallStatus::loaded:
-      break;
-  }
-  const int rc = lp.call.rc;
-  const int v = lp.call.value;
-  if (rc == kCudaErrorStubLibrary) {
-    d.status = DriverStatus::stub;
-    d.error = fmt::format("{} is the CUDA toolkit's stub driver (cuDriverGetVersion returned "
-                          "CUDA_ERROR_STUB_LIBRARY)", d.library);
-    return d;
-  }
-  if (rc != 0) {
-    d.status = DriverStatus::error;
-    d.error = fmt::format("cuDriverGetVersion returned CUDA error {}", rc);
-    return d;
-  }
-  d.status = DriverStatus::ok;
-  d.driver_api_version = v;
-  d.cuda_version = cuda_version_from_code(v);
-  if (!d.cuda_version.empty()) d.cuda_version_from = "cuDriverGetVersion";
   return d;
 }
 

@@ -272,6 +272,51 @@ json devices_json(const DevicesInfo& d, bool identities) {
   return j;
 }
 
+// The record's "torch" object.
+json torch_json(const TorchInfo& torch) {
+  json t = {{"status", to_string(torch.status)}};
+  put(t, "version", torch.version);
+  put(t, "cuda", torch.cuda);
+  put(t, "path", torch.path);
+  put(t, "site_packages", torch.site_packages);
+  put(t, "libtorch_cuda", torch.libtorch_cuda);
+  put(t, "build", torch.build);
+  put(t, "error", torch.error);
+  if (torch.status == TorchStatus::ok) {
+    json tn = json::object();
+    put(tn, "path", torch.nccl.path);
+    put(tn, "version", torch.nccl.version);
+    put(tn, "cuda_build", torch.nccl.cuda_build);
+    put(tn, "linkage", torch.nccl.linkage);
+    t["nccl"] = tn;
+    if (!torch.bundled.path.empty()) {
+      json tb = json::object();
+      put(tb, "path", torch.bundled.path);
+      put(tb, "version", torch.bundled.version);
+      put(tb, "cuda_build", torch.bundled.cuda_build);
+      put(tb, "linkage", torch.bundled.linkage);
+      t["bundled_nccl"] = tb;
+    }
+    put(t, "nccl_requirement", torch.nccl_requirement);
+    put(t, "nccl_requirement_met", torch.nccl_requirement_met);
+  }
+  return t;
+}
+
+// The record's "cuda_driver" object.
+json cuda_driver_json(const CudaDriverInfo& driver) {
+  json d = {{"status", to_string(driver.status)}};
+  put(d, "cuda_version", driver.cuda_version);
+  put(d, "cuda_version_from", driver.cuda_version_from);
+  if (driver.forward_compat) d["forward_compat"] = true;
+  if (driver.driver_api_version) d["driver_api_version"] = driver.driver_api_version;
+  put(d, "library", driver.library);
+  put(d, "library_version", driver.library_version);
+  put(d, "kernel_module_version", driver.kernel_module_version);
+  put(d, "error", driver.error);
+  return d;
+}
+
 json body_json(const RankRecord& r, bool identities) {
   json j;
   put(j, "probe_version", r.probe_version);
@@ -290,33 +335,7 @@ json body_json(const RankRecord& r, bool identities) {
   }
   j["nccl_candidates"] = cands;
 
-  json t = {{"status", to_string(r.torch.status)}};
-  put(t, "version", r.torch.version);
-  put(t, "cuda", r.torch.cuda);
-  put(t, "path", r.torch.path);
-  put(t, "site_packages", r.torch.site_packages);
-  put(t, "libtorch_cuda", r.torch.libtorch_cuda);
-  put(t, "build", r.torch.build);
-  put(t, "error", r.torch.error);
-  if (r.torch.status == TorchStatus::ok) {
-    json tn = json::object();
-    put(tn, "path", r.torch.nccl.path);
-    put(tn, "version", r.torch.nccl.version);
-    put(tn, "cuda_build", r.torch.nccl.cuda_build);
-    put(tn, "linkage", r.torch.nccl.linkage);
-    t["nccl"] = tn;
-    if (!r.torch.bundled.path.empty()) {
-      json tb = json::object();
-      put(tb, "path", r.torch.bundled.path);
-      put(tb, "version", r.torch.bundled.version);
-      put(tb, "cuda_build", r.torch.bundled.cuda_build);
-      put(tb, "linkage", r.torch.bundled.linkage);
-      t["bundled_nccl"] = tb;
-    }
-    put(t, "nccl_requirement", r.torch.nccl_requirement);
-    put(t, "nccl_requirement_met", r.torch.nccl_requirement_met);
-  }
-  j["torch"] = t;
+  j["torch"] = torch_json(r.torch);
   put_framework(j, "jax", r.jax);
   put_framework(j, "cupy", r.cupy);
   put_nccl_wheels(j, r.nccl_wheels);
@@ -339,16 +358,7 @@ json body_json(const RankRecord& r, bool identities) {
   }
   j["loader_checks"] = checks;
 
-  json d = {{"status", to_string(r.cuda_driver.status)}};
-  put(d, "cuda_version", r.cuda_driver.cuda_version);
-  put(d, "cuda_version_from", r.cuda_driver.cuda_version_from);
-  if (r.cuda_driver.forward_compat) d["forward_compat"] = true;
-  if (r.cuda_driver.driver_api_version) d["driver_api_version"] = r.cuda_driver.driver_api_version;
-  put(d, "library", r.cuda_driver.library);
-  put(d, "library_version", r.cuda_driver.library_version);
-  put(d, "kernel_module_version", r.cuda_driver.kernel_module_version);
-  put(d, "error", r.cuda_driver.error);
-  j["cuda_driver"] = d;
+  j["cuda_driver"] = cuda_driver_json(r.cuda_driver);
 
   j["net_plugin"] = plugin_json(r.net_plugin);
   j["tuner_plugin"] = plugin_json(r.tuner_plugin);
@@ -715,6 +725,49 @@ void to_json(json& j, const RankRecord& r) {
   if (r.probed_by >= 0) j["probed_by"] = r.probed_by;
 }
 
+namespace {
+
+// The record's "torch" object (its schema: probe/record.h).
+TorchInfo torch_from(const json& t) {
+  TorchInfo torch;
+  torch.status = enum_from(t, "status", {TorchStatus::ok, TorchStatus::missing, TorchStatus::error},
+                           TorchStatus::missing);
+  torch.version = str(t, "version");
+  torch.cuda = str(t, "cuda");
+  torch.path = str(t, "path");
+  torch.site_packages = str(t, "site_packages");
+  torch.libtorch_cuda = str(t, "libtorch_cuda");
+  torch.build = str(t, "build");
+  torch.error = str(t, "error");
+  if (t.contains("nccl") && t.at("nccl").is_object()) torch.nccl = torch_nccl_from(t.at("nccl"));
+  if (t.contains("bundled_nccl") && t.at("bundled_nccl").is_object())
+    torch.bundled = torch_nccl_from(t.at("bundled_nccl"));
+  torch.nccl_requirement = str(t, "nccl_requirement");
+  torch.nccl_requirement_met = str(t, "nccl_requirement_met");
+  return torch;
+}
+
+// The record's "cuda_driver" object.
+CudaDriverInfo cuda_driver_from(const json& d) {
+  CudaDriverInfo driver;
+  driver.status = enum_from(
+      d, "status",
+      {DriverStatus::ok, DriverStatus::missing, DriverStatus::stub, DriverStatus::error,
+       DriverStatus::version_unknown},
+      DriverStatus::missing);
+  driver.cuda_version = str(d, "cuda_version");
+  driver.cuda_version_from = str(d, "cuda_version_from");
+  driver.forward_compat = d.value("forward_compat", false);
+  driver.driver_api_version = static_cast<int>(integer(d, "driver_api_version", 0, 0, INT_MAX));
+  driver.library = str(d, "library");
+  driver.library_version = str(d, "library_version");
+  driver.kernel_module_version = str(d, "kernel_module_version");
+  driver.error = str(d, "error");
+  return driver;
+}
+
+}  // namespace
+
 bool record_from_json(const json& j, RankRecord* out, std::string* error) {
   try {
     if (!j.is_object()) {
@@ -749,24 +802,7 @@ bool record_from_json(const json& j, RankRecord* out, std::string* error) {
             {str(c, "path"), str(c, "version"), str(c, "cuda_build"), str(c, "origin")});
       }
     }
-    if (j.contains("torch") && j.at("torch").is_object()) {
-      const json& t = j.at("torch");
-      r.torch.status = enum_from(t, "status",
-                                 {TorchStatus::ok, TorchStatus::missing, TorchStatus::error},
-                                 TorchStatus::missing);
-      r.torch.version = str(t, "version");
-      r.torch.cuda = str(t, "cuda");
-      r.torch.path = str(t, "path");
-      r.torch.site_packages = str(t, "site_packages");
-      r.torch.libtorch_cuda = str(t, "libtorch_cuda");
-      r.torch.build = str(t, "build");
-      r.torch.error = str(t, "error");
-      if (t.contains("nccl") && t.at("nccl").is_object()) r.torch.nccl = torch_nccl_from(t.at("nccl"));
-      if (t.contains("bundled_nccl") && t.at("bundled_nccl").is_object())
-        r.torch.bundled = torch_nccl_from(t.at("bundled_nccl"));
-      r.torch.nccl_requirement = str(t, "nccl_requirement");
-      r.torch.nccl_requirement_met = str(t, "nccl_requirement_met");
-    }
+    if (j.contains("torch") && j.at("torch").is_object()) r.torch = torch_from(j.at("torch"));
     r.jax = framework_from(j, "jax");
     r.cupy = framework_from(j, "cupy");
     r.nccl_wheels = nccl_wheels_from(j);
@@ -781,23 +817,8 @@ bool record_from_json(const json& j, RankRecord* out, std::string* error) {
         r.loader_checks.push_back(
             {str(c, "name"), str(c, "emulated"), str(c, "loaded"), str(c, "error")});
     }
-    if (j.contains("cuda_driver") && j.at("cuda_driver").is_object()) {
-      const json& d = j.at("cuda_driver");
-      r.cuda_driver.status = enum_from(
-          d, "status",
-          {DriverStatus::ok, DriverStatus::missing, DriverStatus::stub, DriverStatus::error,
-           DriverStatus::version_unknown},
-          DriverStatus::missing);
-      r.cuda_driver.cuda_version = str(d, "cuda_version");
-      r.cuda_driver.cuda_version_from = str(d, "cuda_version_from");
-      r.cuda_driver.forward_compat = d.value("forward_compat", false);
-      r.cuda_driver.driver_api_version =
-          static_cast<int>(integer(d, "driver_api_version", 0, 0, INT_MAX));
-      r.cuda_driver.library = str(d, "library");
-      r.cuda_driver.library_version = str(d, "library_version");
-      r.cuda_driver.kernel_module_version = str(d, "kernel_module_version");
-      r.cuda_driver.error = str(d, "error");
-    }
+    if (j.contains("cuda_driver") && j.at("cuda_driver").is_object())
+      r.cuda_driver = cuda_driver_from(j.at("cuda_driver"));
     if (j.contains("net_plugin")) r.net_plugin = plugin_from(j.at("net_plugin"));
     if (j.contains("tuner_plugin")) r.tuner_plugin = plugin_from(j.at("tuner_plugin"));
     if (j.contains("profiler_plugin")) r.profiler_plugin = plugin_from(j.at("profiler_plugin"));
