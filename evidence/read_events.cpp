@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -313,11 +314,16 @@ void read_none(const Hit&, Record&) {}
 
 namespace {
 
-template <typename Map>
-std::string not_in(const Map& kinds, std::string_view reader, const std::string& kind) {
+const std::string& name_of(const std::string& kind) { return kind; }
+template <typename V>
+const std::string& name_of(const std::pair<const std::string, V>& kind) { return kind.first; }
+
+// Kinds are a map's keys or a set's members.
+template <typename Kinds>
+std::string not_in(const Kinds& kinds, std::string_view reader, const std::string& kind) {
   if (kinds.count(kind)) return {};
   std::string known;
-  for (const auto& kv : kinds) known += (known.empty() ? "" : ", ") + kv.first;
+  for (const auto& k : kinds) known += (known.empty() ? "" : ", ") + name_of(k);
   return fmt::format("unknown kind '{}' for reader {} (it knows: {})", kind, reader, known);
 }
 
@@ -327,7 +333,35 @@ std::string unknown_kind(std::string_view reader, const std::string& kind) {
   if (reader == "failure" || reader == "ranks") return not_in(failure_kinds(), reader, kind);
   if (reader == "fact") return not_in(fact_kinds(), reader, kind);
   if (reader == "report" || reader == "pair") return not_in(report_kinds(), reader, kind);
-  return {};
+  // The readers that branch on `kind` in their own code (read_env_report, read_diag, ...), or
+  // take one kind only: the kinds each knows, so that a typo fails the load instead of a line
+  // read as nothing.
+  static const std::map<std::string_view, std::set<std::string>> kOwnKinds = {
+      {"env", {"api_mismatch", "cdll", "cuda_runtime", "driver_kernel",
+               "driver_smi", "driver_user", "nccl_file", "nccl_package",
+               "pip_show", "prompt", "symbol_probe", "sys_module_open",
+               "torch_cuda", "torch_nccl_open", "torch_version"}},
+      {"diag", {"diag_ecc", "diag_env", "diag_env_mismatch", "diag_incomplete",
+                "diag_p2p", "diag_report", "diag_version", "diag_xid"}},
+      {"launcher", {"exit", "kill"}},
+      {"ras", {"ras_counts", "ras_report"}},
+      {"watchdog", {"aborted", "timeout"}},
+      {"horovod", {"missing", "ready"}},
+      {"desync", {"never_joined"}},
+      {"none", {"none"}},
+      {"coll", {"call"}},
+      {"init", {"init"}},
+      {"fingerprint", {"fingerprint"}},
+      {"fr_trace", {"fr_errors"}},
+      {"horovod_stall", {"missing"}},
+      {"slurm_oom", {"oom"}},
+      {"slurm_task", {"oom"}},
+      {"torchrun", {"claim"}},
+      {"mpirun_first", {"exit"}},
+  };
+  auto own = kOwnKinds.find(reader);
+  if (own != kOwnKinds.end()) return not_in(own->second, reader, kind);
+  return fmt::format("unknown reader '{}'", reader);
 }
 
 FamilyRead family_reader(std::string_view name) {

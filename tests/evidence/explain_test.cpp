@@ -144,6 +144,14 @@ TEST_CASE("a kind a table-keyed reader does not know is a load error naming the 
   std::string fine = entry;
   fine.replace(fine.find("own_eror"), 8, "own_error");
   CHECK(parse_signal_table(fine).error.find("unknown kind") == std::string::npos);
+  // The readers that branch on kind themselves are checked too, and a reader that does not exist.
+  std::string env = entry;
+  env.replace(env.find("reader: failure"), 15, "reader: env").replace(env.find("own_eror"), 8, "torch_verison");
+  CHECK(parse_signal_table(env).error.find("unknown kind 'torch_verison' for reader env (it knows: ") !=
+        std::string::npos);
+  std::string nobody = entry;
+  nobody.replace(nobody.find("reader: failure"), 15, "reader: failur");
+  CHECK(parse_signal_table(nobody).error.find("unknown reader 'failur'") != std::string::npos);
   CHECK(builtin_signals().error.empty());  // every built-in entry names a kind its reader knows
 }
 
