@@ -34,6 +34,20 @@ err_is() {
 }
 base=("probe = $probe" "spool = $work/spool" "syslog = no" "timeout = 20")
 
+# Typed by a person: --help answers and changes nothing (no probe run, no spool, no drain), an
+# unknown argument is refused with one line. The configuration names a spool it must not make.
+printf '%s\n' "${base[@]}" "baseline = $work/other.json" "scontrol_drain = yes" >"$work/help.conf"
+sed -i "s|^spool = .*|spool = $work/help-spool|" "$work/help.conf"
+rc=0; env -i DENPEX_PROLOG_CONF="$work/help.conf" "$prolog" --help >"$work/help.out" 2>&1 || rc=$?
+[ "$rc" = 0 ] || fail "--help: exit $rc: $(cat "$work/help.out")"
+grep -q "^usage: denpex-prolog" "$work/help.out" || fail "--help: no usage line"
+[ ! -e "$work/help-spool" ] || fail "--help ran the prolog (it made the spool)"
+rc=0; env -i DENPEX_PROLOG_CONF="$work/help.conf" "$prolog" --drain-me >"$work/arg.out" 2>"$work/arg.err" || rc=$?
+[ "$rc" = 2 ] || fail "an unknown argument: exit $rc"
+[ "$(wc -l <"$work/arg.err")" = 1 ] && grep -q "unknown argument --drain-me" "$work/arg.err" || fail "an unknown argument: $(cat "$work/arg.err")"
+[ ! -e "$work/help-spool" ] || fail "an unknown argument ran the prolog"
+echo "ok --help and an unknown argument change nothing"
+
 run pass 0 "${base[@]}" "baseline = $work/good.json"
 [ ! -s "$work/pass.err" ] || fail "pass: stderr not empty: $(cat "$work/pass.err")"
 jq -e '.rank == 0 and (.nccl.version | length) > 0' "$work/spool/$host.json" >/dev/null ||
