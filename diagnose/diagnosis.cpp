@@ -1159,9 +1159,11 @@ std::string render_diagnosis(const Diagnosis& d, const LogReader& r) {
                                            : " (agrees)");
   int errors = 0, warnings = 0;
   for (const auto& x : d.findings) (x.f.severity == Severity::error ? errors : warnings)++;
-  out += fmt::format("denpex-probe diagnose: {} ({} error{}, {} warning{}; {} rank{}, {} host{})\n",
+  // A log that names no host ("8 ranks, 0 hosts" read as if the ranks ran nowhere) says so.
+  const std::string hosts = d.nhosts == 0 ? "no host named" : fmt::format("{} host{}", d.nhosts, d.nhosts == 1 ? "" : "s");
+  out += fmt::format("denpex-probe diagnose: {} ({} error{}, {} warning{}; {} rank{}, {})\n",
                      d.exit_code == 1 ? "REJECT" : "INCONCLUSIVE", errors, errors == 1 ? "" : "s", warnings,
-                     warnings == 1 ? "" : "s", d.nranks, d.nranks == 1 ? "" : "s", d.nhosts, d.nhosts == 1 ? "" : "s");
+                     warnings == 1 ? "" : "s", d.nranks, d.nranks == 1 ? "" : "s", hosts);
   if (!d.inconclusive.empty()) out += fmt::format("could not decide: {}\n", d.inconclusive);
   size_t shown = 0;
   for (const auto& x : d.findings) {

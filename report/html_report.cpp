@@ -445,9 +445,11 @@ std::string inputs_section(const json& report, ReportKind kind) {
     out += collectives_inputs(arr(report, "inputs"));
   } else {
     std::string mode = str(report, "mode");
-    out += fmt::format("<p>{} ranks on {} hosts{}: {} distinct configurations.</p>\n", esc(str(report, "nranks")),
-                       esc(str(report, "nhosts")), mode.empty() ? "" : " (" + esc(mode) + ")",
-                       arr(report, "configurations").size());
+    const long long ranks = inum(report, "nranks", 0), hosts = inum(report, "nhosts", 0);
+    const size_t configs = arr(report, "configurations").size();
+    out += fmt::format("<p>{} rank{} on {} host{}{}: {} distinct configuration{}.</p>\n", ranks, ranks == 1 ? "" : "s",
+                       hosts, hosts == 1 ? "" : "s", mode.empty() ? "" : " (" + esc(mode) + ")", configs,
+                       configs == 1 ? "" : "s");
   }
   return out + "</section>\n";
 }
