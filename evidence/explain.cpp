@@ -1,6 +1,7 @@
 #include "evidence/explain.h"
 
 #include <algorithm>
+#include <cstring>
 #include <cctype>
 
 #include <fmt/format.h>
@@ -60,10 +61,34 @@ bool env_name_start(const std::string& word) {
 }
 
 // The value column for a list of ids shown as "    id  text".
+// An index line's width: its summary is cut to fit.
+constexpr size_t kIndexWidth = 120;
+
+// The first clause of `text` (to its first ". ", "; " or ": "), without Markdown's backticks,
+// cut at a word to at most `width` characters ("..." where cut): one line of an index.
+std::string first_clause(const std::string& text, size_t width) {
+  std::string plain;
+  for (char c : text)
+    if (c != '`') plain += c;
+  size_t end = plain.size();
+  for (const char* stop : {". ", "; ", ": "}) end = std::min(end, plain.find(stop));
+  plain.resize(end);
+  if (plain.size() <= width) return plain;
+  size_t cut = plain.rfind(' ', width - 3);
+  return plain.substr(0, cut == std::string::npos ? width - 3 : cut) + "...";
+}
+
 size_t id_column(const std::vector<const Signal*>& sigs) {
   size_t w = 0;
   for (const Signal* s : sigs) w = std::max(w, s->id.size());
   return std::min<size_t>(w + 6, 48);
+}
+
+// "  label       value" with the value at `column`, on one line, never wrapped.
+std::string verbatim_at(const std::string& label, const std::string& value, size_t column) {
+  std::string out = "  " + label;
+  out.resize(std::max(column, out.size() + 1), ' ');
+  return out + value + "\n";
 }
 
 // "  label       value" on one line, never wrapped: a command or a log line to copy whole.
@@ -159,7 +184,7 @@ Explanation explain_index(const SignalTable& table) {
   e.status = ExplainStatus::index;
   e.json = {{"kind", "index"}, {"signatures", nlohmann::json::array()},
             {"codes", nlohmann::json::array()}};
-  std::string t = fmt::format("Signatures ({}), by family, with the finding code each gives:\n",
+  std::string t = fmt::format("Signatures ({}), by family, with what each reads (explain NAME gives its finding code):\n",
                               table.signals.size());
   std::vector<const Signal*> all;
   for (const Signal& s : table.signals) all.push_back(&s);
@@ -168,14 +193,16 @@ Explanation explain_index(const SignalTable& table) {
     t += "  " + family + "\n";
     for (const Signal& s : table.signals)
       if (s.family == family) {
-        e.json["signatures"].push_back({{"id", s.id}, {"family", s.family}, {"code", s.code}});
-        t += labelled("  " + s.id, s.code, col);
+        e.json["signatures"].push_back({{"id", s.id}, {"family", s.family}, {"code", s.code}, {"summary", s.summary}});
+        t += verbatim_at("  " + s.id, first_clause(s.summary, kIndexWidth - col), col);
       }
   }
-  t += fmt::format("Finding codes ({}):\n", finding_codes().size());
+  t += fmt::format("Finding codes ({}), with what each means:\n", finding_codes().size());
+  size_t code_col = 0;
+  for (const FindingCodeInfo& row : finding_codes()) code_col = std::max(code_col, std::strlen(row.code) + 6);
   for (const FindingCodeInfo& row : finding_codes()) {
-    e.json["codes"].push_back({{"code", row.code}, {"mode", to_string(row.mode)}});
-    t += "  " + std::string(row.code) + "\n";
+    e.json["codes"].push_back({{"code", row.code}, {"mode", to_string(row.mode)}, {"meaning", row.meaning}});
+    t += verbatim_at(row.code, first_clause(row.meaning, kIndexWidth - code_col), code_col);
   }
   t += "denpex-probe explain NAME says what one of them means.\n";
   e.text = t;

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include <catch2/catch.hpp>
+#include <cstring>
 
 #include "compare/finding_codes.h"
 #include "evidence/explain.h"
@@ -88,14 +89,27 @@ TEST_CASE("explain CODE lists every signature that gives the code, and only thos
   CHECK(listed == table().signals.size());
 }
 
-TEST_CASE("explain with no name lists every id and every code") {
+TEST_CASE("explain with no name lists every id and every code, each with a line of what it is") {
   Explanation e = explain("", table());
   REQUIRE(e.status == ExplainStatus::index);
   CHECK(e.json["signatures"].size() == table().signals.size());
   CHECK(e.json["codes"].size() == finding_codes().size());
-  for (const Signal& s : table().signals) CHECK(e.text.find("    " + s.id + " ") != std::string::npos);
-  for (const FindingCodeInfo& row : finding_codes())
-    CHECK(e.text.find("  " + std::string(row.code) + "\n") != std::string::npos);
+  auto line_of = [&](const std::string& start) {
+    size_t at = e.text.find(start);
+    return at == std::string::npos ? std::string() : e.text.substr(at, e.text.find('\n', at) - at);
+  };
+  for (const Signal& s : table().signals) {
+    std::string line = line_of("    " + s.id + " ");
+    INFO(s.id << ": " << line);
+    CHECK(line.find(s.summary.substr(0, 12)) != std::string::npos);
+    CHECK(line.size() <= 120);
+  }
+  for (const FindingCodeInfo& row : finding_codes()) {
+    std::string line = line_of("  " + std::string(row.code) + " ");
+    INFO(row.code << ": " << line);
+    CHECK(line.size() > std::strlen(row.code) + 10);
+    CHECK(line.size() <= 120);
+  }
 }
 
 TEST_CASE("explain FAMILY lists that family's signatures") {
