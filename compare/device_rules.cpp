@@ -562,6 +562,21 @@ HostCondition fabric_condition() {
           }};
 }
 
+// The kernel module is read with or without the driver's library, so a host whose libcuda is
+// missing still has one to compare (and to pin: the prolog's baseline).
+DeviceFact kernel_module_fact() {
+  return {"gpu_kernel_module",
+          {FindingCode::gpu_kernel_module_mismatch, Severity::warning,
+           "the NVIDIA kernel module version",
+           [](const std::string& v) { return "kernel module " + v; },
+           "install the same NVIDIA driver on every node, and reboot (or reload the nvidia "
+           "modules) after an upgrade"},
+          [](const RankRecord& r, std::string* v) {
+            *v = r.cuda_driver.kernel_module_version;
+            return !v->empty();
+          }};
+}
+
 // The facts every host is compared on, but the GPU count (which depends on the placement):
 // model, MIG, compute mode, ECC mode, NVLink links active, RDMA devices, one firmware per model
 // and one state per port seen, GPUDirect.
@@ -594,6 +609,7 @@ bool fact_for_key(const std::string& key, DeviceFact* out) {
   else if (key == "nvlink") *out = nvlink_fact();
   else if (key == "rdma_hcas") *out = hca_fact();
   else if (key == "gpudirect") *out = gpudirect_fact();
+  else if (key == "gpu_kernel_module") *out = kernel_module_fact();
   else if (key.rfind("rdma_firmware:", 0) == 0) *out = firmware_fact(key.substr(14));
   else if (key.rfind("rdma_port:", 0) == 0 && key.rfind(':') > 10)
     *out = port_fact(key.substr(10, key.rfind(':') - 10), key.substr(key.rfind(':') + 1));
@@ -616,17 +632,8 @@ void gpu_count_rules(const std::vector<ConfigGroup>& groups, std::vector<Finding
 
 void kernel_module_rule(const std::vector<ConfigGroup>& groups, std::vector<Finding>* out) {
   std::vector<Finding> found;
-  run({FindingCode::gpu_kernel_module_mismatch, Severity::warning,
-       "the NVIDIA kernel module version",
-       [](const std::string& v) { return "kernel module " + v; },
-       "install the same NVIDIA driver on every node, and reboot (or reload the nvidia modules) "
-       "after an upgrade"},
-      groups,
-      [](const RankRecord& r, std::string* v) {
-        *v = r.cuda_driver.kernel_module_version;
-        return !v->empty();
-      },
-      &found);
+  const DeviceFact module = kernel_module_fact();
+  run(module.rule, groups, module.value, &found);
   // The driver version finding already names hosts whose driver differs; said once.
   for (auto& f : found) {
     bool repeated = std::any_of(out->begin(), out->end(), [&](const Finding& o) {
@@ -704,6 +711,7 @@ std::map<std::string, std::string> device_pins(const ConfigGroup& group) {
   std::map<std::string, std::string> pins;
   std::vector<DeviceFact> facts = compared_facts({group});
   facts.push_back(gpu_count_fact());
+  facts.push_back(kernel_module_fact());
   for (const DeviceFact& f : facts) {
     std::string v;
     if (f.value(group.record, &v)) pins[f.key] = v;

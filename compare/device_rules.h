@@ -31,7 +31,8 @@ void device_rules(const std::vector<ConfigGroup>& groups, const Baseline* baseli
 
 // The device facts of `group`'s record as a baseline pins them (key -> value: "gpu_count",
 // "gpu_model", "rdma_hcas", "rdma_firmware:<model>", "rdma_port:<device>:<port>",
-// "gpudirect"); facts that are unknown there are left out, so never pinned.
+// "gpudirect", "gpu_kernel_module", ...); facts that are unknown there are left out, so never
+// pinned.
 std::map<std::string, std::string> device_pins(const ConfigGroup& group);
 
 // The verify line of a device finding: the gate again on `hosts` (at most 16 named, images

@@ -182,6 +182,24 @@ TEST_CASE("gpu-kernel-module-mismatch, unless the driver version finding says it
   CHECK(with_code(all, "gpu-kernel-module-mismatch").empty());
 }
 
+TEST_CASE("a baseline pins the kernel module; a host alone with another is judged against it") {
+  Baseline b = baseline_from_group(group_records(cluster(1, 1, h100_host))[0]);
+  CHECK(b.devices.at("gpu_kernel_module") == "580.65.06");
+  b.source = "b.json";
+  auto odd = cluster(1, 1, h100_host);
+  odd[0].cuda_driver.kernel_module_version = "550.54.15";
+  std::vector<Finding> out;
+  device_rules(group_records(odd), &b, &out);
+  REQUIRE(codes(out) == std::vector<std::string>{"gpu-kernel-module-mismatch"});
+  CHECK(out[0].message ==
+        "node1 has kernel module 550.54.15, where baseline b.json pins kernel module 580.65.06");
+  // No module read (no driver): not judged against the pin.
+  odd[0].cuda_driver.kernel_module_version.clear();
+  out.clear();
+  device_rules(group_records(odd), &b, &out);
+  CHECK(out.empty());
+}
+
 TEST_CASE("rdma-hca-mismatch: another count of HCAs, or none") {
   auto records = cluster(4, 2, [](int h) {
     DevicesInfo d = h100_host(h);
