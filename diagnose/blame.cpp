@@ -314,8 +314,10 @@ Party alike_party(const Failure& first, When first_when, const std::vector<Failu
   }
   normalize(&p);
   // Several processes of one host alike are that host's fault: it is blamed as usual. A timeout
-  // of the fabric is the far end's or the path's, whoever printed it.
+  // of the fabric is the far end's or the path's, and a build's property the build's, whoever
+  // printed it.
   if (!first.far_end && (procs.size() < 2 || p.hosts.size() < 2)) return Party{};
+  if (p.evidence.empty()) p.evidence.push_back(first.evidence);
   p.kind = first.kind;
   p.what = first.what;
   p.when = first_when;
@@ -707,7 +709,8 @@ BlameResult assign_blame(const std::vector<Failure>& input, const std::vector<La
     bool by_skew = false;
     if (const Failure* first = earliest_own(failures, launcher, out.skew_us, &first_when, &by_skew)) {
       out.alike = alike_party(*first, first_when, failures, launcher, out.skew_us);
-      out.have_alike = !out.alike.procs.empty() || !out.alike.ranks.empty();
+      // A fault the printer only met stays nobody's even when the line names no process.
+      out.have_alike = !out.alike.procs.empty() || !out.alike.ranks.empty() || (first->far_end && !out.alike.what.empty());
       if (!out.have_alike) {
         out.initiating = own_party(*first, first_when, failures, launcher);
         out.found = true;

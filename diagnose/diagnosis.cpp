@@ -795,7 +795,11 @@ DxFinding alike_finding(const BlameResult& b, const std::vector<Fact>& facts, co
   f.hosts = p.hosts;
   f.found = p.what;
   const evidence::Signal* s = signal_of(p.evidence);
-  if (s != nullptr && s->role == "fabric")
+  if (s != nullptr && s->role == "build")
+    f.message = fmt::format("{} met a property of the library's build ({}), which every process loading it meets alike, so "
+                            "no rank is blamed; {}",
+                            party_subject(p), p.what, s->summary);
+  else if (s != nullptr && s->role == "fabric")
     f.message = fmt::format("{} met a timeout of the fabric ({}): the far end or the path to it stopped answering, and no "
                             "process's own error comes before it, so no rank is blamed; {}",
                             party_subject(p), p.what, s->summary);
@@ -1221,7 +1225,7 @@ std::string render_diagnosis(const Diagnosis& d, const LogReader& r) {
     out += fmt::format("Started by: {}{}: {}\n", party_subject(b.initiating),
                        b.initiating.when.known() ? " at " + when_text(b.initiating.when) : "", b.initiating.what);
   } else if (b.have_alike) {
-    bool one = b.alike.procs.size() + b.alike.ranks.size() == 1;
+    bool one = b.alike.procs.size() + b.alike.ranks.size() <= 1;
     out += fmt::format(one ? "Started by: no rank: {} only met {}\n" : "Started by: no single rank: {} all met {}\n",
                        party_subject(b.alike), b.alike.what);
   } else if (!b.disagreeing.empty() && shared_device(b.disagreeing)) {

@@ -87,8 +87,9 @@ struct Failure {
   // A fault of the node or the fabric (NET/IB completion errors, NVLS): every process using it
   // meets it alike, so which one printed it first says little.
   bool shared_fault = false;
-  // A timeout of the fabric between hosts (the far end stopped answering): the process that
-  // printed it only met it, so it is not blamed even when it is the only one to print it.
+  // A timeout of the fabric between hosts (the far end stopped answering), or a property of the
+  // library build every process loading it meets: the process that printed it only met it, so
+  // it is not blamed even when it is the only one to print it.
   bool far_end = false;
   // NCCL's own text of an error the lines before gave in general terms (the line after "Last
   // error:"): the cause, preferred over the general line of the same process.

@@ -249,8 +249,8 @@ void read_failure(const Hit& hit, Record& rec) {
   if (role == "hang" && timed_out_before(rec)) kind = Failure::Kind::aborted;
   if (hit.has(Field::version)) version_fact(hit, rec, Fact::Kind::nccl_version);
   Failure f = failure_of(hit, rec, kind);
-  f.shared_fault = role == "fault" || role == "fabric";
-  f.far_end = role == "fabric";
+  f.shared_fault = role == "fault" || role == "fabric" || role == "build";
+  f.far_end = role == "fabric" || role == "build";
   f.cause = role == "cause";
   rec.r.add_failure(std::move(f));
 }

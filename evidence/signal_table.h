@@ -11,7 +11,9 @@
 //   role: initiating         initiating, collateral, report, installation, launcher, calls, context,
 //                            fault (of a node or the fabric, met alike by its processes), fabric (a
 //                            timeout of the fabric between hosts: the far end stopped answering, so
-//                            the process printing it is not blamed even alone), cause (NCCL's
+//                            the process printing it is not blamed even alone), build (a property
+//                            of the library build that every process loading it meets: nobody is
+//                            blamed, even alone), cause (NCCL's
 //                            own text of an error the lines before gave in general terms), hang (a
 //                            rank stuck inside a call: initiating, unless the same process timed
 //                            out before it, when it hangs in the teardown that followed)

@@ -332,6 +332,8 @@ TEST_CASE("NCCL's version behind a full-width colon, and its refusal of graph ca
   for (const auto& f : r.facts) version |= f.kind == Fact::Kind::nccl_version && f.a == "2.19.3" && f.b == "11.0";
   CHECK(version);
   CHECK(find(d, "cuda-driver-too-old") == nullptr);
+  // Every process loading that build meets it: the one printing it did not start anything.
+  CHECK_FALSE(d.blame.found);
   const DxFinding* x = find(d, "initiating-failure");
   REQUIRE(x != nullptr);
   CHECK(x->f.ranks.empty());
