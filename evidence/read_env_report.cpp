@@ -216,7 +216,7 @@ bool horovod_line(std::string_view t, Record& rec) {
     if (k >= 0 && k < kMaxRank && std::find(ranks.begin(), ranks.end(), k) == ranks.end())
       ranks.push_back(static_cast<int>(k));
     std::string_view names = numbered ? t.substr(colon + 3) : t.substr(1);
-    std::string first(cut(names.substr(0, names.find_first_of(",]")), 120));
+    std::string first(cut(names.substr(0, names.find_first_of(", ]")), 120));
     Reported& rep = st.horovod_report;
     if (rep.op.empty()) {
       rep.op = first;
