@@ -76,6 +76,7 @@ enum class FindingCode {
   container_visible_devices_unmatched,
   nccl_net_unavailable,
   nccl_topo_file_unreadable,
+  gpu_shared_by_ranks,
 };
 
 // The code's name as emitted in reports (`nccl-version-mismatch`). Never fails: every

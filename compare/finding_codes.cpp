@@ -268,6 +268,10 @@ constexpr FindingCodeInfo kTable[] = {
      "`NCCL_TOPO_FILE` names a file that does not exist or cannot be read on the host: NCCL "
      "ignores it (an INFO line only) and detects the topology itself, which on a VM can be wrong",
      "0.3.0"},
+    {C::gpu_shared_by_ranks, "gpu-shared-by-ranks", S::error, "", M::diagnose, kExtension,
+     "NCCL found two ranks of one communicator on the same GPU (`Duplicate GPU detected`): the "
+     "device is assigned wrongly for both, neither started it; `ranks` names both",
+     "0.3.0"},
 };
 
 constexpr std::size_t kRows = std::size(kTable);
@@ -279,7 +283,7 @@ constexpr bool rows_in_enum_order() {
 }
 
 static_assert(rows_in_enum_order(), "kTable must list every FindingCode once, in enum order");
-static_assert(kRows == static_cast<std::size_t>(FindingCode::nccl_topo_file_unreadable) + 1,
+static_assert(kRows == static_cast<std::size_t>(FindingCode::gpu_shared_by_ranks) + 1,
               "every FindingCode needs a row in kTable");
 
 const char* mode_meaning(CodeMode m) {

@@ -296,7 +296,8 @@ const Failure* earliest_own(const std::vector<Failure>& failures, const std::vec
 }
 
 // The processes besides `first` that met the same fault of the node or fabric at a time that
-// does not put them after it, on more than one host: a fault nobody is distinguishably first in.
+// does not put them after it, on more than one host: a fault nobody is distinguishably first in;
+// or a timeout of the fabric (the far end stopped answering), whoever printed it.
 Party alike_party(const Failure& first, When first_when, const std::vector<Failure>& failures,
                   const std::vector<LauncherEntry>& launcher, long long skew_us) {
   Party p;
@@ -312,8 +313,11 @@ Party alike_party(const Failure& first, When first_when, const std::vector<Failu
     add_to(&p, f.who, f.evidence);
   }
   normalize(&p);
-  // Several processes of one host alike are that host's fault: it is blamed as usual.
-  if (procs.size() < 2 || p.hosts.size() < 2) return Party{};
+  // Several processes of one host alike are that host's fault: it is blamed as usual. A timeout
+  // of the fabric is the far end's or the path's, and a build's property the build's, whoever
+  // printed it.
+  if (!first.far_end && (procs.size() < 2 || p.hosts.size() < 2)) return Party{};
+  if (p.evidence.empty()) p.evidence.push_back(first.evidence);
   p.kind = first.kind;
   p.what = first.what;
   p.when = first_when;
@@ -431,6 +435,7 @@ std::string exit_meaning(const LauncherEntry& e) {
   if (sig == "SIGABRT") return "SIGABRT: the process aborted (an uncaught C++ exception such as the NCCL watchdog's, or an assert)";
   if (sig == "SIGSEGV") return "SIGSEGV: a segmentation fault in native code";
   if (sig == "SIGBUS") return "SIGBUS: often shared memory (/dev/shm) too small";
+  if (e.exitcode.empty() && sig.empty()) return "its exit code is not in the input: the summary names it as the first observed failure";
   return e.exitcode.empty() ? sig : fmt::format("exit code {}: its own error (its traceback is in its own output)", e.exitcode);
 }
 
@@ -465,6 +470,27 @@ std::vector<const LauncherEntry*> failed_workers(const std::vector<LauncherEntry
   return out;
 }
 
+// The launcher's "first observed failure" among several workers it saw fail: the one it names,
+// when no other worker ended earlier by the summary's own times and the others did not end alike
+// with it (the same exit code at the same time, which the launcher cannot order). nullptr
+// otherwise. A block cut after its rank line still names its worker and time.
+const LauncherEntry* first_observed(const std::vector<const LauncherEntry*>& pick) {
+  const LauncherEntry* root = nullptr;
+  for (const auto* e : pick)
+    if (e->root_cause) {
+      if (root != nullptr) return nullptr;
+      root = e;
+    }
+  if (root == nullptr || !root->when.known()) return nullptr;
+  bool alike = true;
+  for (const auto* e : pick) {
+    if (e == root) continue;
+    if (e->when.known() && When::compare(e->when, root->when) < 0) return nullptr;
+    if (e->exitcode != root->exitcode || !e->when.known() || When::compare(e->when, root->when) != 0) alike = false;
+  }
+  return alike ? nullptr : root;
+}
+
 // 3. No rank's own line: the worker the launcher saw fail. A launcher reports the worker that
 // failed and stops the others; one worker that failed differently from the rest is the one.
 // Several alike (every rank exit 1, several SIGABRTs collected) name nobody: the launcher cannot
@@ -484,6 +510,7 @@ Party launcher_party(const std::vector<LauncherEntry>& launcher, const std::vect
                               return (timeouts && abort_exit(*e)) || (!e->local && timed_out.count(e->rank) > 0);
                             }),
              pick.end());
+  if (const LauncherEntry* root = pick.size() > 1 ? first_observed(pick) : nullptr) pick = {root};
   if (pick.size() > 1) {
     std::vector<const LauncherEntry*> hard;
     for (const auto* e : pick)
@@ -682,7 +709,8 @@ BlameResult assign_blame(const std::vector<Failure>& input, const std::vector<La
     bool by_skew = false;
     if (const Failure* first = earliest_own(failures, launcher, out.skew_us, &first_when, &by_skew)) {
       out.alike = alike_party(*first, first_when, failures, launcher, out.skew_us);
-      out.have_alike = !out.alike.procs.empty() || !out.alike.ranks.empty();
+      // A fault the printer only met stays nobody's even when the line names no process.
+      out.have_alike = !out.alike.procs.empty() || !out.alike.ranks.empty() || (first->far_end && !out.alike.what.empty());
       if (!out.have_alike) {
         out.initiating = own_party(*first, first_when, failures, launcher);
         out.found = true;

@@ -13,7 +13,8 @@
 //    there, and at equal times, a rank that also only waited (a timeout, an abort) follows one
 //    that did not; NCCL's own cause line ("Last error:") stands for its process's general error;
 //  - a fault of a node or the fabric (NET/IB completion errors, NVLS) that processes on several
-//    hosts met alike, none distinguishably first, blames nobody: it is named as such;
+//    hosts met alike, none distinguishably first, blames nobody: it is named as such; so does a
+//    timeout of the fabric (NET/IB retries exceeded) with no process's own error before it;
 //  - without any own error, a rank that never reached the collective the others time out in
 //    (desync report, flight recorder, a rank whose collective sequence diverged) initiates;
 //    sides of a divergence with no majority (two ranks compared) are named as disagreeing, and

@@ -108,9 +108,11 @@ std::string agreeing_host(const std::vector<std::string>& odd, const std::vector
 GateVerify gate_verify(const std::vector<std::string>& hosts, const std::vector<std::string>& known) {
   GateVerify g;
   std::string reference = agreeing_host(hosts, known);
-  if (hosts.empty() || reference.empty()) {
-    // No host is named, or none that agreed: the same check on the job's own nodes, inside its
-    // allocation, where the odd nodes meet the others.
+  // Two or more hosts named with none agreeing (the sides of a tie) are compared with each other:
+  // the gate on them alone fails while they differ.
+  if (hosts.empty() || (reference.empty() && hosts.size() < 2)) {
+    // No host is named, or one and none that agreed: the same check on the job's own nodes,
+    // inside its allocation, where the odd nodes meet the others.
     g.verify = command_or({"srun", "--mpi=pmix", "--ntasks-per-node=1", "denpex-probe"}, "");
     g.verify_or = command_or({"mpirun", "--map-by", "ppr:1:node", "denpex-probe"}, "");
     return g;
@@ -118,7 +120,7 @@ GateVerify gate_verify(const std::vector<std::string>& hosts, const std::vector<
   // Host names come from the input (a log line, a saved rank record): they are words of the
   // command, quoted by the one renderer; a name that cannot be quoted safely gives no command.
   std::vector<std::string> on = hosts;
-  on.push_back(reference);
+  if (!reference.empty()) on.push_back(reference);
   std::string list = fmt::format("{}", fmt::join(on, ","));
   const std::string unsafe = "the gate on the hosts named above (a host name holds characters that cannot be put in a command)";
   g.verify = command_or({"mpirun", "-np", std::to_string(on.size()), "-H", list, "--map-by", "ppr:1:node", "denpex-probe"},
@@ -525,6 +527,39 @@ bool fill_ras_counts(const Reported& rep, DxFinding* d, std::vector<DxFinding>* 
   return true;
 }
 
+// NCCL's check that no two ranks of a communicator share a GPU: both ranks' device assignment is
+// wrong (the same device chosen for both), neither rank started anything. Both ranks print the
+// pair, each in its own order: false for the second, already named.
+bool fill_device_shared(const Reported& rep, const std::vector<DxFinding>& before, DxFinding* d) {
+  Finding& f = d->f;
+  f.code = FindingCode::gpu_shared_by_ranks;
+  f.ranks = rep.ranks;
+  std::sort(f.ranks.begin(), f.ranks.end());
+  f.ranks.erase(std::unique(f.ranks.begin(), f.ranks.end()), f.ranks.end());
+  for (const auto& o : before)
+    if (o.f.code == f.code && o.f.ranks == f.ranks) return false;
+  f.found = rep.detail;
+  f.message = fmt::format("ranks {} of one communicator are on the same GPU ({}): the device is chosen wrongly for both, "
+                          "neither started the failure",
+                          rank_ranges(f.ranks), rep.detail);
+  if (rep.who.host.size()) f.hosts = {rep.who.host};
+  if (const evidence::Signal* s = signal_of(d->evidence)) f.fix = s->fix;
+  return true;
+}
+
+// Horovod repeats its stall report while the stall lasts: a later report of the same process in
+// the same file is the state that stayed, and the earlier one only a moment of it.
+bool superseded(const std::vector<Reported>& reported, size_t i) {
+  const Reported& a = reported[i];
+  if (a.kind != Reported::Kind::missing_ranks) return false;
+  for (size_t j = i + 1; j < reported.size(); ++j) {
+    const Reported& b = reported[j];
+    if (b.kind == a.kind && b.evidence.file == a.evidence.file && b.who.proc == a.who.proc && b.who.rank == a.who.rank)
+      return true;
+  }
+  return false;
+}
+
 // Two ranks compared, or Horovod's shape and stall checks.
 void fill_compared_or_stalled(const Reported& rep, Finding* f) {
   if (rep.kind == Reported::Kind::pair_mismatch) {
@@ -554,6 +589,14 @@ void fill_compared_or_stalled(const Reported& rep, Finding* f) {
     f->comm = "horovod";
     f->expected = rep.world > 0 ? fmt::format("all of ranks 0-{} ready", rep.world - 1) : "every rank ready";
     f->found = fmt::format("ranks {} not ready", rank_ranges(rep.ranks));
+    if (rep.sides) {
+      f->message = fmt::format("Horovod's stall check: ranks {} each miss other tensors ({}): they wait in different "
+                               "collectives, so they took different paths and none is shown to be the odd one",
+                               rank_ranges(rep.ranks), rep.detail);
+      f->fix = "make every rank take the same path to its collectives (a check whose answer differs by rank, such as a "
+               "file's existence, must be decided on one rank and broadcast)";
+      return;
+    }
     f->message = fmt::format("Horovod's stall check: ranks {} did not submit {}{}; the other ranks waited for them", rank_ranges(rep.ranks),
                              rep.op.empty() ? "the tensors" : rep.op,
                              rep.detail.find("ready list") != std::string::npos
@@ -621,7 +664,9 @@ void nccl_warning_findings(const NcclReports& nccl, std::vector<DxFinding>* out,
 void reported_findings(const LogReader& r, std::vector<DxFinding>* out, std::vector<Divergence>* div,
                        std::vector<Failure>* failures, std::string* warn_note) {
   NcclReports nccl;
-  for (const auto& rep : r.reported) {
+  for (size_t i = 0; i < r.reported.size(); ++i) {
+    const Reported& rep = r.reported[i];
+    if (superseded(r.reported, i)) continue;
     DxFinding d;
     Finding& f = d.f;
     d.evidence.push_back(rep.evidence);
@@ -646,6 +691,9 @@ void reported_findings(const LogReader& r, std::vector<DxFinding>* out, std::vec
       case Reported::Kind::nccl_version:
         error = false;  // its two versions are facts, judged with the others
         break;
+      case Reported::Kind::device_shared:
+        error = fill_device_shared(rep, *out, &d);
+        break;
       case Reported::Kind::pair_mismatch:
       case Reported::Kind::shape_mismatch:
       case Reported::Kind::missing_ranks:
@@ -658,10 +706,10 @@ void reported_findings(const LogReader& r, std::vector<DxFinding>* out, std::vec
     }
     if (!error) continue;
     f.severity = Severity::error;
-    d.verify = collective_verify();
+    d.verify = rep.kind == Reported::Kind::device_shared ? verify_of(rep.evidence.signal.c_str()) : collective_verify();
     // PyTorch's comparison of two ranks (or one rank's report of its own differing collective)
     // names sides, never the odd one.
-    bool tie = rep.kind == Reported::Kind::pair_mismatch;
+    bool tie = rep.kind == Reported::Kind::pair_mismatch || rep.kind == Reported::Kind::device_shared || rep.sides;
     if (!f.ranks.empty()) div->push_back(Divergence{f.ranks, {}, {}, f.message, d.evidence, tie});
     out->push_back(std::move(d));
   }
@@ -747,7 +795,15 @@ DxFinding alike_finding(const BlameResult& b, const std::vector<Fact>& facts, co
   f.hosts = p.hosts;
   f.found = p.what;
   const evidence::Signal* s = signal_of(p.evidence);
-  if (s == nullptr || s->role == "fault")
+  if (s != nullptr && s->role == "build")
+    f.message = fmt::format("{} met a property of the library's build ({}), which every process loading it meets alike, so "
+                            "no rank is blamed; {}",
+                            party_subject(p), p.what, s->summary);
+  else if (s != nullptr && s->role == "fabric")
+    f.message = fmt::format("{} met a timeout of the fabric ({}): the far end or the path to it stopped answering, and no "
+                            "process's own error comes before it, so no rank is blamed; {}",
+                            party_subject(p), p.what, s->summary);
+  else if (s == nullptr || s->role == "fault")
     f.message = fmt::format("{} all met the same fault ({}), none of them first by its own lines: a fault of the nodes or "
                             "the fabric between them, not one rank's error, so no rank is blamed{}",
                             party_subject(p), p.what, s ? "; " + s->summary : std::string());
@@ -961,6 +1017,25 @@ std::string inconclusive_reason(const LogReader& r, const Diagnosis& d, const Wa
   return "nothing in the input shows a failure or a difference between ranks: add the failing ranks' logs and tracebacks";
 }
 
+// PyTorch's general report of an NCCL error ("invalid usage", "unhandled cuda error") from the
+// one process in the input, with no NCCL WARN, launcher or other rank: NCCL's own text of the
+// error is not there, and neither is anything to rank this process before another (the error may
+// as well be every rank's, a build or version problem). The sentence saying what to add, or ""
+// when the input supports the blame.
+std::string lone_general_error(const LogReader& r, const BlameResult& b) {
+  if (!b.found || b.initiating.evidence.empty() || !r.launcher.empty() || !r.watch.empty() || !r.reported.empty())
+    return "";
+  for (const auto& e : b.initiating.evidence)
+    if (e.signal != "torch.nccl_error") return "";
+  for (const auto& f : r.failures)
+    if (f.who.proc != r.failures.front().who.proc || f.who.rank != r.failures.front().who.rank) return "";
+  return fmt::format("the input holds one process's general NCCL error ({}) and no NCCL WARN line of its own: nothing shows "
+                     "that this process started the failure or that others followed it (a build or version problem "
+                     "fails every rank alike): rerun with NCCL_DEBUG=WARN (or INFO) and add every rank's log and the "
+                     "launcher's output",
+                     b.initiating.what);
+}
+
 // Reject on any error; otherwise never PASS: say what is missing.
 void set_verdict(Diagnosis* d, const LogReader& r, const WatchSummary& ws, const std::string& nccl_warn_note) {
   bool error = std::any_of(d->findings.begin(), d->findings.end(), [](const DxFinding& x) { return x.f.severity == Severity::error; });
@@ -1000,10 +1075,12 @@ Diagnosis diagnose(const LogReader& r) {
   ras_text_findings(r, &d.findings);
 
   d.blame = assign_blame(failures, r.launcher, divergences, environment);
-  if (std::string past_cut = blame_past_cut(r, d.blame); !past_cut.empty()) {
+  std::string unsupported = blame_past_cut(r, d.blame);
+  if (unsupported.empty()) unsupported = lone_general_error(r, d.blame);
+  if (!unsupported.empty()) {
     d.blame.found = false;
     d.blame.initiating = Party{};
-    d.blame.withheld = past_cut;
+    d.blame.withheld = unsupported;
   }
   blame_findings(&d, divergences, environment, r);
   unused_input_findings(r, &d.findings);
@@ -1127,6 +1204,20 @@ bool started_by_says(const BlameResult& b, const Finding& f) {
 
 }  // namespace
 
+namespace {
+
+// Sides named only because NCCL found them on one GPU: a setting of both, not a disagreement of
+// their calls, so the other ranks' logs would not tell an odd one.
+bool shared_device(const std::vector<Party>& sides) {
+  for (const auto& p : sides) {
+    const evidence::Signal* s = signal_of(p.evidence);
+    if (s == nullptr || s->finding != FindingCode::gpu_shared_by_ranks) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 std::string render_diagnosis(const Diagnosis& d, const LogReader& r) {
   std::string out;
   const BlameResult& b = d.blame;
@@ -1134,7 +1225,13 @@ std::string render_diagnosis(const Diagnosis& d, const LogReader& r) {
     out += fmt::format("Started by: {}{}: {}\n", party_subject(b.initiating),
                        b.initiating.when.known() ? " at " + when_text(b.initiating.when) : "", b.initiating.what);
   } else if (b.have_alike) {
-    out += fmt::format("Started by: no single rank: {} all met {}\n", party_subject(b.alike), b.alike.what);
+    bool one = b.alike.procs.size() + b.alike.ranks.size() <= 1;
+    out += fmt::format(one ? "Started by: no rank: {} only met {}\n" : "Started by: no single rank: {} all met {}\n",
+                       party_subject(b.alike), b.alike.what);
+  } else if (!b.disagreeing.empty() && shared_device(b.disagreeing)) {
+    std::vector<std::string> sides;
+    for (const auto& p : b.disagreeing) sides.push_back(party_subject(p));
+    out += fmt::format("Started by: no rank: {} are on one GPU, a device assignment wrong for both\n", fmt::join(sides, "; "));
   } else if (!b.disagreeing.empty()) {
     std::vector<std::string> sides;
     size_t named = 0;

@@ -87,6 +87,10 @@ struct Failure {
   // A fault of the node or the fabric (NET/IB completion errors, NVLS): every process using it
   // meets it alike, so which one printed it first says little.
   bool shared_fault = false;
+  // A timeout of the fabric between hosts (the far end stopped answering), or a property of the
+  // library build every process loading it meets: the process that printed it only met it, so
+  // it is not blamed even when it is the only one to print it.
+  bool far_end = false;
   // NCCL's own text of an error the lines before gave in general terms (the line after "Last
   // error:"): the cause, preferred over the general line of the same process.
   bool cause = false;
@@ -124,6 +128,7 @@ struct Reported {
     pair_mismatch,     // two ranks compared and differ (DDP's parameter check): ranks = both
     shape_mismatch,    // Horovod: tensors of one name with different shapes (ranks unnamed)
     missing_ranks,     // Horovod stall: ranks = the ranks that did not submit
+    device_shared,     // NCCL's "Duplicate GPU detected": ranks = the two ranks on one GPU
   };
   Kind kind;
   Who who;
@@ -133,6 +138,10 @@ struct Reported {
   std::string op;      // "nccl:all_reduce"
   std::string detail;  // error type, sizes, versions
   int world = -1;
+  // Horovod stall: each rank listed misses other tensors (rank 0 a broadcast, rank 1 the
+  // allreduces): they wait in different collectives, sides of a divergence rather than ranks
+  // behind the rest. `detail` then names each rank's first tensor.
+  bool sides = false;
   std::vector<long long> counts;     // RAS: operation count of each rank in `ranks`
   long long majority_count = -1;     // RAS: "N ranks have launched up to operation M" (largest N)
   int majority_ranks = 0;

@@ -244,7 +244,35 @@ size_t role_prefix(std::string_view s, LineLabel* label) {
   return i + 2;
 }
 
-// "[rank3]:", "[RANK 3] ts [LEVEL] ", "[1,3]<stdout>:", "[default0]:", "[80746] ",
+// ctime's "Tue Nov 27 13:49:06 2018" before a launcher's tag (mpirun --timestamp-output puts it
+// before "[1,10]<stdout>:"): its time is the line's. 0 when s does not start with one, or
+// nothing tagged follows it.
+size_t ctime_prefix(std::string_view s, LineLabel* label) {
+  static const char* const kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  if (s.size() < 24 || s[3] != ' ' || s[7] != ' ') return 0;
+  int month = 0;
+  for (int m = 0; m < 12 && month == 0; ++m)
+    if (s.substr(4, 3) == kMonths[m]) month = m + 1;
+  size_t i = 8;
+  if (month == 0 || s[i] == ' ') ++i;  // a one-digit day is padded with a space
+  long long day = 0, year = 0, us = 0, precision = 0;
+  size_t n;
+  if (month == 0 || !parse_dec(s.substr(i, 2), &day, &n) || s.size() <= i + n || s[i + n] != ' ') return 0;
+  i += n + 1;
+  size_t c = parse_clock(s.substr(i), &us, &precision);
+  long long doy = day_of_year(month, static_cast<int>(day));
+  if (c == 0 || doy < 0 || s.size() <= i + c || s[i + c] != ' ') return 0;
+  i += c + 1;
+  if (!parse_dec(s.substr(i, 4), &year, &n) || n != 4 || s.size() <= i + n || s[i + n] != '[') return 0;
+  if (!label->when.known()) {
+    label->when.us = doy * kDay + us;
+    label->when.precision = precision;
+    label->when.year = static_cast<int>(year);
+  }
+  return i + n;
+}
+
+// "[rank3]:", "[RANK 3] ts [LEVEL] ", "[1,3]<stdout>:", "[0]<stderr>:", "[default0]:", "[80746] ",
 // "[2024-05-14 10:12:05,123] ".
 size_t bracket_prefix(std::string_view s, LineLabel* label) {
   long long v;
@@ -282,6 +310,15 @@ size_t bracket_prefix(std::string_view s, LineLabel* label) {
           return comma + 2 + n + tag.size();
         }
     }
+  }
+  // horovodrun's own tag, "[0]<stderr>:": the rank without Open MPI's job number.
+  if (parse_dec(s.substr(1), &v, &n) && s.size() > n + 2 && s[n + 1] == ']' && s[n + 2] == '<') {
+    std::string_view rest = s.substr(n + 2);
+    for (std::string_view tag : {"<stdout>:", "<stderr>:"})
+      if (starts(rest, tag)) {
+        label->rank = small_rank(v);
+        return n + 2 + tag.size();
+      }
   }
   if (size_t used = host_index_prefix(s, label)) return used;
   if (size_t used = role_prefix(s, label)) return used;
@@ -481,7 +518,8 @@ std::string_view repair_line(std::string* line, LineLabel* label, HostLabels* le
         }
       }
     } else if (host_char(c)) {
-      used = host_prefix(s, label);
+      used = ctime_prefix(s, label);
+      if (used == 0) used = host_prefix(s, label);
       if (used == 0) used = named_host_prefix(s, label, learned);
     }
     if (used == 0) break;

@@ -37,8 +37,9 @@ size_t header_hash(std::string_view s) {
   return static_cast<size_t>(h >> 40);
 }
 
-// Where the level of a record without a header starts: "NCCL INFO x", "[0] NCCL WARN x" or
-// "[0] init.cc:255 NCCL WARN x" at the start of the text. npos for anything else.
+// Where the level of a record without a header starts: "NCCL INFO x", "[0] NCCL WARN x",
+// "[0] init.cc:255 NCCL WARN x" or "transport/nvls.cc:165 NCCL WARN x" at the start of the
+// text. npos for anything else.
 size_t headerless_level(std::string_view text) {
   size_t k = 0;
   if (starts(text, "[")) {
@@ -48,10 +49,12 @@ size_t headerless_level(std::string_view text) {
       if (!is_digit(text[i])) return std::string_view::npos;
     k = close + 1;
     while (k < text.size() && text[k] == ' ') ++k;
-    // An optional source location, "init.cc:255 ".
-    size_t sp = text.find(' ', k);
-    if (sp != std::string_view::npos && sp - k < 64 && text.substr(k, sp - k).find(".cc:") != std::string_view::npos)
-      k = sp + 1;
+  }
+  // An optional source location, "init.cc:255 " (NCCL's own sources: .cc, .c plugins).
+  size_t sp = text.find(' ', k);
+  if (sp != std::string_view::npos && sp - k < 64) {
+    std::string_view loc = text.substr(k, sp - k);
+    if (loc.find(".cc:") != std::string_view::npos || loc.find(".c:") != std::string_view::npos) k = sp + 1;
   }
   if (!starts(text.substr(k), "NCCL ")) return std::string_view::npos;
   std::string_view level = text.substr(k + 5, 5);
@@ -465,7 +468,8 @@ void LogReader::nccl_level(std::string_view rec, std::string_view level_body, co
   if (warn && level_body.data() > rec.data()) {
     size_t at = static_cast<size_t>(level_body.data() - rec.data());
     size_t src = rec.substr(0, at).find("] ");
-    if (src != std::string_view::npos) scoped = rec.substr(src + 2);
+    // Without NCCL's header (a paste that cut it) the record starts at the source file.
+    scoped = src != std::string_view::npos ? rec.substr(src + 2) : rec;
   }
   if (matcher_.match(warn ? Scope::nccl_warn : Scope::nccl_info, scoped, &hit)) {
     dispatch(hit, r);

@@ -215,9 +215,15 @@ bool horovod_line(std::string_view t, Record& rec) {
     auto& ranks = st.horovod_report.ranks;
     if (k >= 0 && k < kMaxRank && std::find(ranks.begin(), ranks.end(), k) == ranks.end())
       ranks.push_back(static_cast<int>(k));
-    if (st.horovod_report.op.empty()) {
-      std::string_view names = numbered ? t.substr(colon + 3) : t.substr(1);
-      st.horovod_report.op = std::string(cut(names.substr(0, names.find_first_of(",]")), 120));
+    std::string_view names = numbered ? t.substr(colon + 3) : t.substr(1);
+    std::string first(cut(names.substr(0, names.find_first_of(", ]")), 120));
+    Reported& rep = st.horovod_report;
+    if (rep.op.empty()) {
+      rep.op = first;
+      rep.detail = fmt::format("rank {} waits for {}", k, first);
+    } else if (!rep.ranks.empty() && rep.ranks.back() == k && first != rep.op && rep.detail.size() < 400) {
+      rep.sides = true;
+      rep.detail += fmt::format(", rank {} for {}", k, first);
     }
     st.env_name = t.back() == ']' ? "" : "open";
     return true;

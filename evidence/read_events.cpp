@@ -116,7 +116,8 @@ const std::map<std::string, Reported::Kind>& report_kinds() {
   static const std::map<std::string, Reported::Kind> kinds = {
       {"nccl_mismatch", Reported::Kind::nccl_mismatch}, {"nccl_version", Reported::Kind::nccl_version},
       {"net_mismatch", Reported::Kind::net_mismatch}, {"truncated", Reported::Kind::truncated},
-      {"shape_mismatch", Reported::Kind::shape_mismatch}, {"pair_mismatch", Reported::Kind::pair_mismatch}};
+      {"shape_mismatch", Reported::Kind::shape_mismatch}, {"pair_mismatch", Reported::Kind::pair_mismatch},
+      {"device_shared", Reported::Kind::device_shared}};
   return kinds;
 }
 
@@ -249,7 +250,8 @@ void read_failure(const Hit& hit, Record& rec) {
   if (role == "hang" && timed_out_before(rec)) kind = Failure::Kind::aborted;
   if (hit.has(Field::version)) version_fact(hit, rec, Fact::Kind::nccl_version);
   Failure f = failure_of(hit, rec, kind);
-  f.shared_fault = role == "fault";
+  f.shared_fault = role == "fault" || role == "fabric" || role == "build";
+  f.far_end = role == "fabric" || role == "build";
   f.cause = role == "cause";
   rec.r.add_failure(std::move(f));
 }

@@ -28,7 +28,7 @@ static_assert(sizeof(kFieldNames) / sizeof(kFieldNames[0]) == static_cast<size_t
 
 const std::set<std::string>& known_roles() {
   static const std::set<std::string> roles = {"initiating", "collateral", "report", "installation",
-                                              "launcher", "calls", "context", "fault", "cause", "hang"};
+                                              "launcher", "calls", "context", "fault", "fabric", "build", "cause", "hang"};
   return roles;
 }
 

@@ -9,7 +9,11 @@
 //   reader: failure          the family reader that turns a match into events (families.h)
 //   kind: own_error          what the reader makes of it (a failure, fact or report kind)
 //   role: initiating         initiating, collateral, report, installation, launcher, calls, context,
-//                            fault (of a node or the fabric, met alike by its processes), cause (NCCL's
+//                            fault (of a node or the fabric, met alike by its processes), fabric (a
+//                            timeout of the fabric between hosts: the far end stopped answering, so
+//                            the process printing it is not blamed even alone), build (a property
+//                            of the library build that every process loading it meets: nobody is
+//                            blamed, even alone), cause (NCCL's
 //                            own text of an error the lines before gave in general terms), hang (a
 //                            rank stuck inside a call: initiating, unless the same process timed
 //                            out before it, when it hangs in the teardown that followed)

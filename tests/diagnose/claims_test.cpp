@@ -242,3 +242,100 @@ TEST_CASE("two processes with different NCCL versions and no majority disagree; 
   REQUIRE(d3.blame.found);
   CHECK(d3.blame.initiating.hosts == std::vector<std::string>{"node-b"});
 }
+
+TEST_CASE("a NET/IB retry that ran out (error 12, the old wording without a peer) blames no process") {
+  LogReader r;
+  Diagnosis d = diagnose_family("ib_retry_no_peer.log", &r);
+  CHECK(d.exit_code == 1);
+  CHECK_FALSE(d.blame.found);
+  REQUIRE(d.blame.have_alike);
+  CHECK(d.blame.alike.ranks.empty());
+  const DxFinding* x = find(d, "initiating-failure");
+  REQUIRE(x != nullptr);
+  CHECK(x->f.ranks.empty());
+  CHECK(x->f.fix.find("NCCL_IB_GID_INDEX") != std::string::npos);
+  CHECK(x->f.fix.find("NCCL_IB_TIMEOUT") != std::string::npos);
+  CHECK(x->f.message.find("no rank is blamed") != std::string::npos);
+  CHECK(diagnosis_json(d, r)["diagnosis"]["initiating"].is_null());
+}
+
+TEST_CASE("two ranks on one GPU are named together, the verbs library's absence is no failure") {
+  LogReader r;
+  Diagnosis d = diagnose_family("duplicate_gpu_ibverbs.log", &r);
+  CHECK(d.exit_code == 1);
+  CHECK_FALSE(d.blame.found);
+  int shared = 0;
+  for (const auto& x : d.findings)
+    if (code_name(x.f.code) == std::string("gpu-shared-by-ranks")) {
+      ++shared;
+      CHECK(x.f.ranks == std::vector<int>{0, 1});
+      CHECK(x.f.fix.find("torch.cuda.set_device(local_rank)") != std::string::npos);
+    }
+  CHECK(shared == 1);
+  std::string m = all_messages(d);
+  CHECK(m.find("libibverbs") == std::string::npos);
+  for (const auto& p : d.blame.collateral) CHECK(p.what.find("libibverbs") == std::string::npos);
+}
+
+TEST_CASE("one process's general NCCL error with no WARN asserts no starter and says what to add") {
+  LogReader r;
+  Diagnosis d = diagnose_family("invalid_usage_lone.log", &r);
+  CHECK(d.exit_code == 2);
+  CHECK_FALSE(d.blame.found);
+  CHECK(d.inconclusive.find("NCCL_DEBUG=WARN") != std::string::npos);
+  CHECK(d.inconclusive.find("every rank") != std::string::npos);
+}
+
+TEST_CASE("torchrun's Root Cause block cut after its rank line still names its worker and time") {
+  LogReader r;
+  Diagnosis d = diagnose_family("torchrun_root_cause_cut.log", &r);
+  CHECK(d.exit_code == 1);
+  REQUIRE(d.blame.found);
+  CHECK(d.blame.initiating.ranks == std::vector<int>{2});
+  // The worker that ended with its own code at the same second is not called stopped.
+  bool rank0_own = false;
+  for (const auto& p : d.blame.collateral)
+    if (std::find(p.ranks.begin(), p.ranks.end(), 0) != p.ranks.end()) rank0_own = p.what.find("exit code 1") != std::string::npos;
+  CHECK(rank0_own);
+}
+
+TEST_CASE("NCCL lines pasted without their host:pid:tid header are NCCL records") {
+  LogReader r;
+  Diagnosis d = diagnose_family("nccl_bare_nvls.log", &r);
+  CHECK(d.exit_code == 1);
+  const DxFinding* x = find(d, "initiating-failure");
+  REQUIRE(x != nullptr);
+  CHECK(x->f.ranks.empty());
+  CHECK(x->f.fix.find("fabricmanager") != std::string::npos);
+}
+
+TEST_CASE("horovodrun's [N]<stderr>: tag before Horovod's older 'Missing ranks:' report") {
+  LogReader r;
+  Diagnosis d = diagnose_family("horovodrun_missing_ranks.log", &r);
+  const DxFinding* x = find(d, "collective-missing");
+  REQUIRE(x != nullptr);
+  CHECK(x->f.ranks == std::vector<int>{0, 1});
+}
+
+TEST_CASE("mpirun --timestamp-output names the rank of a CUDA error") {
+  LogReader r;
+  Diagnosis d = diagnose_family("mpirun_timestamp_output.log", &r);
+  const DxFinding* x = find(d, "cuda-driver-too-old");
+  REQUIRE(x != nullptr);
+  CHECK(x->f.ranks == std::vector<int>{6});
+}
+
+TEST_CASE("NCCL's version behind a full-width colon, and its refusal of graph capture read as the build's") {
+  LogReader r;
+  Diagnosis d = diagnose_family("nccl_version_fullwidth_graph.log", &r);
+  bool version = false;
+  for (const auto& f : r.facts) version |= f.kind == Fact::Kind::nccl_version && f.a == "2.19.3" && f.b == "11.0";
+  CHECK(version);
+  CHECK(find(d, "cuda-driver-too-old") == nullptr);
+  // Every process loading that build meets it: the one printing it did not start anything.
+  CHECK_FALSE(d.blame.found);
+  const DxFinding* x = find(d, "initiating-failure");
+  REQUIRE(x != nullptr);
+  CHECK(x->f.ranks.empty());
+  CHECK(x->f.fix.find("CUDA 11.3 or later") != std::string::npos);
+}

@@ -166,3 +166,26 @@ TEST_CASE("torchrun's [default0]: and launchers' [trainer3]: name a process only
   LineLabel f;  // torchrun's summary numbers its entries "[0]:": not a label
   CHECK(rest("[0]:", &f) == "[0]:");
 }
+
+TEST_CASE("mpirun --timestamp-output's ctime before the tag, and horovodrun's own [N]<stderr>: tag") {
+  LineLabel a;
+  CHECK(rest("Wed Mar  6 09:12:44 2019[1,6]<stdout>:F0306 09:12:44.102934 22107 gpu_info.cc:88] Check failed", &a) ==
+        "F0306 09:12:44.102934 22107 gpu_info.cc:88] Check failed");
+  CHECK(a.rank == 6);
+  CHECK(a.when.year == 2019);
+  CHECK(a.when.text() == "03-06 09:12:44");
+  LineLabel b;
+  CHECK(rest("Tue Nov 27 13:49:06 2018[1,10]<stderr>:x", &b) == "x");
+  CHECK(b.rank == 10);
+  // A sentence that starts with a day's name is not a stamp.
+  LineLabel c;
+  CHECK(rest("Wed Mar  6 the job was started", &c) == "Wed Mar  6 the job was started");
+  CHECK_FALSE(c.when.known());
+  LineLabel d;
+  CHECK(rest("[0]<stderr>:Missing ranks:", &d) == "Missing ranks:");
+  CHECK(d.rank == 0);
+  // A paste tool's counter before NCCL's device is not horovodrun's tag.
+  LineLabel e;
+  CHECK(rest("[3] NCCL INFO x", &e) == "[3] NCCL INFO x");
+  CHECK(e.rank == -1);
+}
