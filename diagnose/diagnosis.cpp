@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -60,9 +61,10 @@ const char* kCollectiveFix =
 // The gate on the hosts the finding names (mpirun; the srun form works the same way).
 std::vector<DxFinding> judge_saved_records(const std::vector<ConfigGroup>& groups, const std::vector<std::string>& paths) {
   std::vector<std::string> known;
+  std::unordered_set<std::string> seen;
   for (const auto& g : groups)
     for (const auto& h : g.hosts)
-      if (std::find(known.begin(), known.end(), h) == known.end()) known.push_back(h);
+      if (seen.insert(h).second) known.push_back(h);
   std::vector<DxFinding> out;
   for (auto& f : judge(groups, {}, JudgeOptions{})) {
     DxFinding x;
@@ -94,14 +96,18 @@ namespace {
 // A host's name up to its first dot: "gpu-a17" and "gpu-a17.cluster.local" are one machine.
 std::string short_host(const std::string& h) { return h.substr(0, h.find('.')); }
 
-// The first host of `known` that is none of `odd` (by short name), or "".
+// The first host of `known` that is none of `odd` (by short name), or "". Linear: a tie of two
+// versions over a hundred thousand hosts names every host as odd.
 std::string agreeing_host(const std::vector<std::string>& odd, const std::vector<std::string>& known) {
-  for (const auto& k : known) {
-    bool named = std::any_of(odd.begin(), odd.end(), [&](const std::string& o) { return short_host(o) == short_host(k); });
-    if (!named) return k;
-  }
+  std::unordered_set<std::string> named;
+  for (const auto& o : odd) named.insert(short_host(o));
+  for (const auto& k : known)
+    if (!named.count(short_host(k))) return k;
   return "";
 }
+
+// More hosts than this are not listed in a command: the gate then runs on the job's allocation.
+constexpr size_t kGateHostsListed = 64;
 
 }  // namespace
 
@@ -110,9 +116,9 @@ GateVerify gate_verify(const std::vector<std::string>& hosts, const std::vector<
   std::string reference = agreeing_host(hosts, known);
   // Two or more hosts named with none agreeing (the sides of a tie) are compared with each other:
   // the gate on them alone fails while they differ.
-  if (hosts.empty() || (reference.empty() && hosts.size() < 2)) {
-    // No host is named, or one and none that agreed: the same check on the job's own nodes,
-    // inside its allocation, where the odd nodes meet the others.
+  if (hosts.empty() || (reference.empty() && hosts.size() < 2) || hosts.size() >= kGateHostsListed) {
+    // No host is named, one and none that agreed, or too many to list: the same check on the
+    // job's own nodes, inside its allocation, where the odd nodes meet the others.
     g.verify = command_or({"srun", "--mpi=pmix", "--ntasks-per-node=1", "denpex-probe"}, "");
     g.verify_or = command_or({"mpirun", "--map-by", "ppr:1:node", "denpex-probe"}, "");
     return g;
