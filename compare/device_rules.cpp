@@ -92,6 +92,7 @@ void judge_hosts(const HostRule& rule, const VoteResult& result, std::vector<Fin
   f.hosts.assign(hosts.begin(), hosts.end());
   f.found = fmt::format("{}", fmt::join(parts, "; "));
   f.verify = device_verify(f.hosts, 1);
+  f.tied = true;
   f.message = fmt::format("no majority for {} ({} values, tied): {}", rule.topic,
                           result.values.size(), f.found);
   out->push_back(std::move(f));

@@ -39,6 +39,10 @@ struct Finding {
   std::vector<std::pair<int, int>> rank_ranges;   // the set as inclusive ranges (the first
                                                   // kListedRanges; ranks_total counts them all)
 
+  // No side is the reference (a tie: "no majority for ..."): every holder is named, and none is
+  // the odd one. Not in the JSON: the message says it.
+  bool tied = false;
+
   // Collectives mode only (comm.empty() elsewhere).
   std::string comm;          // communicator identity
   long long seq = -1;        // 0-based position in that communicator's sequence

@@ -590,6 +590,7 @@ void judge_vote(const Attribute& a, const VoteResult& result, std::vector<Findin
   std::string more = result.values.size() > kParts
                          ? fmt::format("; and {} more values", result.values.size() - kParts)
                          : "";
+  f.tied = true;
   f.message = fmt::format("no majority for {} ({} values, tied): {}{}", a.topic,
                           result.values.size(), fmt::join(parts, "; "), more);
   out->push_back(std::move(f));

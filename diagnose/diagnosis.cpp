@@ -883,9 +883,9 @@ std::vector<Divergence> environment_findings(const LogReader& r, std::vector<DxF
     x.evidence = std::move(jf.evidence);
     set_gate_verify(&x, x.f.hosts, known);
     if (x.f.severity == Severity::error)
-      // compare/judge's tie ("no majority for ..."): every side is named, none is the odd one.
+      // compare/judge's tie: every side is named, none is the odd one.
       environment.push_back(Divergence{x.f.ranks, x.f.hosts, jf.processes, x.f.message, x.evidence,
-                                       x.f.message.rfind("no majority for ", 0) == 0});
+                                       x.f.tied});
     out->push_back(std::move(x));
   }
   return environment;
