@@ -189,9 +189,12 @@ echo "=== aarch64: summary"
 ran=$(sed -n 's/^.*Test *#[0-9]*: \([^ ]*\) .*\(Passed\|Failed\|Skipped\|Not Run\|Timeout\|Exception\).*$/\1/p' \
   "$work/ctest.out" | sort -u)
 passed=$(sed -n 's/^.*Test *#[0-9]*: \([^ ]*\) .*Passed.*$/\1/p' "$work/ctest.out" | sort -u)
+# Membership by bash's own matching, with no pipeline under pipefail: one run listed a test as
+# failed next to its own "Passed" line (through `printf | grep -qx`); not reproduced since.
+listed() { [[ $'\n'"$1"$'\n' == *$'\n'"$2"$'\n'* ]]; }
 for t in "${selected[@]}"; do
-  if printf '%s\n' "$passed" | grep -qx "$t"; then echo "  pass     $t"
-  elif printf '%s\n' "$ran" | grep -qx "$t"; then echo "  FAIL     $t ($(grep -m1 "Test *#[0-9]*: $t " "$work/ctest.out" | sed 's/.*\*\*\*//'))"; rc=1
+  if listed "$passed" "$t"; then echo "  pass     $t"
+  elif listed "$ran" "$t"; then echo "  FAIL     $t ($(grep -m1 "Test *#[0-9]*: $t " "$work/ctest.out" | sed 's/.*\*\*\*//'))"; rc=1
   else echo "  NOT RUN  $t"; rc=1; fi
 done
 for t in "${!cannot[@]}"; do echo "  excluded $t: ${cannot[$t]}"; done
