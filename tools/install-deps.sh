@@ -15,7 +15,8 @@
 # python3-venv (a real venv: the manylinux wheel's install test, tests/real's environments),
 # ca-certificates and patchelf for tests/real (pip download of the real wheel matrix over https,
 # a conda-style interpreter with its $ORIGIN/../lib RPATH); chromium and python3-websocket, the
-# headless browser tests/report loads the HTML report in.
+# headless browser tests/report loads the HTML report in; iproute2 (`ip`: the network namespaces,
+# veth pairs and bridge of devices.torchrun_standin, whose hosts' interfaces differ).
 # CUDA and NCCL are not installed here: the probe opens whatever the node has at run time.
 set -euo pipefail
 if [ "$(id -u)" != 0 ]; then
@@ -28,7 +29,7 @@ apt-get update -qq
 apt-get install -y -qq --no-install-recommends \
   build-essential cmake ninja-build pkg-config \
   libopenmpi-dev openmpi-bin mpich libmpich-dev nlohmann-json3-dev libfmt-dev libcli11-dev catch2 \
-  jq bc time procps util-linux file lintian \
+  jq bc time procps util-linux iproute2 file lintian \
   libre2-dev \
   slurm-wlm munge \
   stress-ng \
