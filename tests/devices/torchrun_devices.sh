@@ -93,7 +93,9 @@ agent() {
     [[ " $* " == *" ${kv%%=*}="* || " $* " == *" -${kv%%=*} "* ]] || envs+=("$kv")
   done
   for kv in "$@"; do [[ "$kv" == -* ]] || envs+=("$kv"); done
-  ip netns exec "$NS-h$n" "$HOST_SH" "node0$n" "$T/$tree" \
+  # nsenter, not `ip netns exec`: that remounts / as a slave, which fails in a chroot (the fresh
+  # root of CI) where / is no mount point; the probe reads interfaces by netlink, not /sys.
+  nsenter --net="/run/netns/$NS-h$n" "$HOST_SH" "node0$n" "$T/$tree" \
     env $(nvml_env "$tree") "${envs[@]}" \
     timeout -k 5 150 python3 -m torch.distributed.run --nnodes 5 --nproc-per-node 1 \
     --rdzv-backend c10d --rdzv-endpoint "10.77.0.1:$port" --rdzv-id "devices$port" \
