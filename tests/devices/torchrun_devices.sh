@@ -64,18 +64,18 @@ NS=dpx$$
 cleanup() { for n in sw h1 h2 h3 h4 h5; do ip netns del "$NS-$n" 2>/dev/null || true; done; }
 trap cleanup EXIT
 ip netns add "$NS-sw" || skip "ip netns add is not permitted here"
-ip -n "$NS-sw" link add name br0 type bridge
-ip -n "$NS-sw" link set br0 up
+nsenter --net="/run/netns/$NS-sw" ip link add name br0 type bridge
+nsenter --net="/run/netns/$NS-sw" ip link set br0 up
 IFNAMES=(eth0 eth0 ens5 eth0 eth0)
 for i in 1 2 3 4 5; do
   ip netns add "$NS-h$i"
-  ip -n "$NS-sw" link add name "p$i" type veth peer name "v$i"
-  ip -n "$NS-sw" link set "v$i" netns "$NS-h$i"
-  ip -n "$NS-sw" link set "p$i" master br0 up
-  ip -n "$NS-h$i" link set "v$i" name "${IFNAMES[i - 1]}"
-  ip -n "$NS-h$i" addr add "10.77.0.$i/24" dev "${IFNAMES[i - 1]}"
-  ip -n "$NS-h$i" link set "${IFNAMES[i - 1]}" up
-  ip -n "$NS-h$i" link set lo up
+  nsenter --net="/run/netns/$NS-sw" ip link add name "p$i" type veth peer name "v$i"
+  nsenter --net="/run/netns/$NS-sw" ip link set "v$i" netns "$NS-h$i"
+  nsenter --net="/run/netns/$NS-sw" ip link set "p$i" master br0 up
+  nsenter --net="/run/netns/$NS-h$i" ip link set "v$i" name "${IFNAMES[i - 1]}"
+  nsenter --net="/run/netns/$NS-h$i" ip addr add "10.77.0.$i/24" dev "${IFNAMES[i - 1]}"
+  nsenter --net="/run/netns/$NS-h$i" ip link set "${IFNAMES[i - 1]}" up
+  nsenter --net="/run/netns/$NS-h$i" ip link set lo up
 done
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 
